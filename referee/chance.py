@@ -1,0 +1,43 @@
+"""Chance from the match seed (RULINGS A1): a documented, deterministic derivation.
+
+The outcome of the chance event at ply ``k`` (0-based count of all plies so far, chance and
+player alike) is chosen by ``x = first 8 bytes of SHA-256("<seed>:<k>")`` read big-endian as an
+integer in [0, 2**64): the outcomes are taken in the engine's listed order with their exact
+probabilities, and the first whose cumulative probability times 2**64 exceeds ``x`` is the
+outcome. Anyone with the seed and the engine can recompute every deal and roll.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from fractions import Fraction
+from typing import Any
+
+SCALE = 1 << 64
+
+
+def draw(seed: str, ply: int) -> int:
+    """The 64-bit number that decides the chance event at ``ply``."""
+    digest = hashlib.sha256(f"{seed}:{ply}".encode()).digest()
+    return int.from_bytes(digest[:8], "big")
+
+
+def pick(outcomes: Sequence[tuple[Any, Fraction]], x: int) -> Any:
+    """The outcome that ``x`` (in [0, 2**64)) selects from ``outcomes`` with exact probabilities."""
+    cumulative = Fraction(0)
+    for action, probability in outcomes:
+        cumulative += probability
+        if x < cumulative * SCALE:
+            return action
+    raise ValueError("chance probabilities do not sum to 1")
+
+
+def sample(state: Any, seed: str, ply: int) -> Any:
+    """The chance outcome of ``state`` (a chance node) at ``ply`` of the match with ``seed``."""
+    return pick(state.chance_outcomes_exact(), draw(seed, ply))
+
+
+def seed_hash(seed: str) -> str:
+    """What the referee publishes at the start of a match: hex SHA-256 of the seed."""
+    return hashlib.sha256(seed.encode()).hexdigest()

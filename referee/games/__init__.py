@@ -1,0 +1,52 @@
+"""The rules engines, behind the engine surface of RULINGS.md.
+
+``get(game_id)`` returns the game for ``shangrila-3p``, ``shangrila-4p`` or ``shanghaien``;
+``game.new_state()`` its initial state. Engines know nothing of gRPC, Redis or clocks.
+"""
+
+from __future__ import annotations
+
+from referee.games.core import (
+    CHANCE,
+    TERMINAL,
+    Action,
+    ActionError,
+    ActionSyntaxError,
+    Game,
+    IllegalActionError,
+    State,
+)
+from referee.games.shanghaien import ShanghaienGame
+from referee.games.shangrila import ShangriLaGame
+
+GAMES: dict[str, ShangriLaGame | ShanghaienGame] = {
+    "shangrila-3p": ShangriLaGame(3),
+    "shangrila-4p": ShangriLaGame(4),
+    "shanghaien": ShanghaienGame(),
+}
+GAME_IDS = tuple(GAMES)
+
+
+def get(game_id: str) -> ShangriLaGame | ShanghaienGame:
+    """The game of ``game_id``; KeyError names the known ids otherwise."""
+    try:
+        return GAMES[game_id]
+    except KeyError:
+        raise KeyError(f"unknown game id {game_id!r}; known: {', '.join(GAME_IDS)}") from None
+
+
+__all__ = [
+    "CHANCE",
+    "GAMES",
+    "GAME_IDS",
+    "TERMINAL",
+    "Action",
+    "ActionError",
+    "ActionSyntaxError",
+    "Game",
+    "IllegalActionError",
+    "ShanghaienGame",
+    "ShangriLaGame",
+    "State",
+    "get",
+]

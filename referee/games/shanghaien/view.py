@@ -1,0 +1,102 @@
+"""What a seat sees of a Shanghaien position.
+
+H10: only the future is hidden (the undealt cards' order, dice not yet rolled, the match seed).
+The engine holds no hidden state, since chance is explicit; this is still the single place where
+a seat's view is cut from a state, so a rule that hid something would filter it here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any
+
+from referee.games.shanghaien.deck import CARD_TYPES, NATIONS, TRICKS
+
+if TYPE_CHECKING:
+    from referee.games.shanghaien.state import ShanghaienState
+
+PHASES = ("deal", "turn", "dice", "place", "over")
+
+
+@dataclass(frozen=True, slots=True)
+class Crew:
+    """What one seat has won: sailor cards, wild sailors, unplayed dirty tricks."""
+
+    sailors: tuple[str, ...]  # card texts, e.g. "german-3"
+    wild: tuple[tuple[str, str], ...]  # (trick kind, nation)
+    strength: dict[str, int]  # nation -> total, wild sailors counted 2
+    tricks: dict[str, int]  # trick kind -> unplayed cards held
+    dice_in_supply: int
+    placed_this_round: int
+    trick_used_this_round: bool
+
+
+@dataclass(frozen=True, slots=True)
+class TavernCard:
+    position: int  # 1..6
+    card: str
+    die_value: int | None  # the die value that goes here this round; None before the orientation is set
+    dice: tuple[int, int]  # dice on it per seat
+
+
+@dataclass(frozen=True, slots=True)
+class ShanghaienView:
+    game_id: str
+    seat: int
+    to_move: int
+    phase: str
+    round: int
+    starter: int
+    orientation: str | None  # "fwd", "rev" or None
+    tavern: tuple[TavernCard, ...]
+    rolled: tuple[int, ...]
+    crews: tuple[Crew, ...]
+    deck_left: dict[str, int]  # card text -> copies not yet dealt (public by counting)
+    out_of_game: tuple[str, ...]
+    points: tuple[int, ...]  # H9 score if the game ended now
+
+    @classmethod
+    def of(cls, state: ShanghaienState, seat: int) -> ShanghaienView:
+        if seat not in (0, 1):
+            raise ValueError(f"seat {seat} is not a seat of shanghaien")
+        crews = []
+        for s in (0, 1):
+            totals = state.crew_totals(s)
+            crews.append(
+                Crew(
+                    sailors=tuple(CARD_TYPES[c].text for c in state.crews[s]),
+                    wild=tuple((TRICKS[k], NATIONS[n]) for k, n in state.wilds[s]),
+                    strength={NATIONS[n]: t for n, t in enumerate(totals) if t},
+                    tricks={TRICKS[k]: state.tricks[s * len(TRICKS) + k] for k in range(len(TRICKS))},
+                    dice_in_supply=6 - state.placed[s],
+                    placed_this_round=state.placed[s],
+                    trick_used_this_round=state.trick_used[s],
+                )
+            )
+        tavern = tuple(
+            TavernCard(
+                position=i + 1,
+                card=CARD_TYPES[c].text,
+                die_value=state.position_value(i) if state.orient else None,
+                dice=(state.dice_on[i * 2], state.dice_on[i * 2 + 1]),
+            )
+            for i, c in enumerate(state.tavern)
+        )
+        return cls(
+            game_id="shanghaien",
+            seat=seat,
+            to_move=state.current_player(),
+            phase=PHASES[state.phase],
+            round=state.round,
+            starter=state.starter,
+            orientation=(None, "fwd", "rev")[state.orient],
+            tavern=tavern,
+            rolled=state.rolled,
+            crews=tuple(crews),
+            deck_left={CARD_TYPES[t].text: n for t, n in enumerate(state.deck) if n},
+            out_of_game=tuple(CARD_TYPES[c].text for c in state.discards),
+            points=tuple(state.points()),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)

@@ -1,0 +1,400 @@
+"""The Bridges of Shangri-La rules engine (RULINGS S1-S18).
+
+Encoding, chosen for speed of copying and scanning:
+- ``board``: a list of 91 ints, one per space (``village * 7 + discipline``): 0 empty,
+  ``colour + 1`` a master alone, ``colour + 5`` a master with its student (always one colour, S3).
+- ``supply``: ``num_players * 7`` ints, the tiles of each colour and discipline not on the board.
+- ``bridges``: bit mask of the standing bridges (indices into ``board.BRIDGES``).
+- ``stones``: bit mask of the villages holding a Stone.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Final, Self
+
+from referee.games.core import CHANCE, TERMINAL, IllegalActionError, shared_ranks
+from referee.games.shangrila import actions as A
+from referee.games.shangrila.actions import Kind, ShangriLaAction
+from referee.games.shangrila.board import (
+    BRIDGES,
+    COLOURS,
+    DISCIPLINES,
+    NUM_DISCIPLINES,
+    NUM_SPACES,
+    NUM_VILLAGES,
+    RED_WALLED_VILLAGE,
+    SETUP_LIMITS,
+    TILES_PER_DISCIPLINE,
+)
+from referee.games.shangrila.render import render as render_state
+from referee.games.shangrila.view import ShangriLaView
+
+__all__ = ["CHANCE", "TERMINAL", "ShangriLaGame", "ShangriLaState"]
+
+ND: Final = NUM_DISCIPLINES
+STUDENT: Final = 4  # added to a master's code when it has a student
+
+
+class ShangriLaGame:
+    """Static facts of ``shangrila-3p`` or ``shangrila-4p`` and the factory of the initial state."""
+
+    has_chance: Final = False
+    perfect_information: Final = True
+
+    def __init__(self, num_players: int) -> None:
+        if num_players not in (3, 4):
+            raise ValueError("The Bridges of Shangri-La is played by 3 or 4 players")
+        self.num_players = num_players
+        self.game_id = f"shangrila-{num_players}p"
+        self.colours = COLOURS[:num_players]
+        closed = {RED_WALLED_VILLAGE} if num_players == 3 else set()
+        self.initial_stones = sum(1 << v for v in closed)
+        self.bridge_ids = tuple(i for i, (a, b) in enumerate(BRIDGES) if a not in closed and b not in closed)
+        self.initial_bridges = sum(1 << i for i in self.bridge_ids)
+        self.live_villages = tuple(v for v in range(NUM_VILLAGES) if v not in closed)
+        # village -> mask of its bridges in play; village -> (bridge bit, journey action) per exit
+        self.village_bridges = [0] * NUM_VILLAGES
+        exits: list[list[tuple[int, ShangriLaAction]]] = [[] for _ in range(NUM_VILLAGES)]
+        for i in self.bridge_ids:
+            a, b = BRIDGES[i]
+            self.village_bridges[a] |= 1 << i
+            self.village_bridges[b] |= 1 << i
+            exits[a].append((1 << i, A.JOURNEY[(a, b)]))
+            exits[b].append((1 << i, A.JOURNEY[(b, a)]))
+        self.exits = tuple(tuple(sorted(e, key=lambda x: x[1].dest)) for e in exits)
+        self.per_colour_limit, self.total_limit = SETUP_LIMITS[num_players]
+        self.setup_plies = ND * num_players
+        self.max_game_length = self._max_length()
+
+    def _max_length(self) -> int:
+        # Every non-pass ply after setup puts a tile on the board or breaks a bridge; tiles leave
+        # the board only by journeys. A loose but finite bound, used by tests and the referee.
+        return self.setup_plies + 2000
+
+    def new_state(self) -> ShangriLaState:
+        return ShangriLaState(
+            self,
+            [0] * NUM_SPACES,
+            [TILES_PER_DISCIPLINE] * (ND * self.num_players),
+            self.initial_bridges,
+            self.initial_stones,
+            player=0,
+            ply=0,
+            passes=0,
+            over=False,
+        )
+
+    def action_from_text(self, text: str) -> ShangriLaAction:
+        return A.parse(text)
+
+    def __repr__(self) -> str:
+        return f"ShangriLaGame({self.game_id!r})"
+
+
+class ShangriLaState:
+    """A position. ``apply`` returns a new state; a state is never changed after it is built."""
+
+    __slots__ = ("_legal", "board", "bridges", "game", "over", "passes", "player", "ply", "stones", "supply")
+
+    def __init__(
+        self,
+        game: ShangriLaGame,
+        board: list[int],
+        supply: list[int],
+        bridges: int,
+        stones: int,
+        *,
+        player: int,
+        ply: int,
+        passes: int,
+        over: bool,
+    ) -> None:
+        self.game = game
+        self.board = board
+        self.supply = supply
+        self.bridges = bridges
+        self.stones = stones
+        self.player = player
+        self.ply = ply
+        self.passes = passes
+        self.over = over
+        self._legal: list[ShangriLaAction] | None = None
+
+    # ----------------------------------------------------------------- the engine surface
+
+    def current_player(self) -> int:
+        return TERMINAL if self.over else self.player
+
+    def is_terminal(self) -> bool:
+        return self.over
+
+    def in_setup(self) -> bool:
+        return self.ply < self.game.setup_plies
+
+    def legal_actions(self) -> list[ShangriLaAction]:
+        return list(self._legal_actions())
+
+    def chance_outcomes(self) -> list[tuple[ShangriLaAction, float]]:
+        return []
+
+    def chance_outcomes_exact(self) -> list[tuple[ShangriLaAction, Fraction]]:
+        return []
+
+    def parse_action(self, text: str) -> ShangriLaAction:
+        """The legal action written ``text``: ActionSyntaxError or IllegalActionError otherwise."""
+        action = A.parse(text)
+        if action not in self._legal_actions():
+            raise IllegalActionError(f"{text!r}: {self.why_illegal(action)}")
+        return action
+
+    def apply(self, action: ShangriLaAction) -> Self:
+        if action not in self._legal_actions():
+            raise IllegalActionError(f"{action}: {self.why_illegal(action)}")
+        g = self.game
+        board = self.board.copy()
+        supply = self.supply.copy()
+        bridges = self.bridges
+        stones = self.stones
+        passes = 0
+        over = False
+        p = self.player
+        kind = action.kind
+        if kind is Kind.PLACE:
+            s = action.spaces[0]
+            board[s] = p + 1
+            supply[p * ND + s % ND] -= 1
+        elif kind is Kind.RECRUIT:
+            for s in action.spaces:
+                board[s] += STUDENT
+                supply[p * ND + s % ND] -= 1
+        elif kind is Kind.JOURNEY:
+            bridges, stones = self._journey(action.source, action.dest, board, supply)
+            over = bridges.bit_count() <= 1  # S16: one bridge left
+        else:
+            passes = self.passes + 1
+            over = passes >= g.num_players
+        return type(self)(
+            g,
+            board,
+            supply,
+            bridges,
+            stones,
+            player=(p + 1) % g.num_players,
+            ply=self.ply + 1,
+            passes=passes,
+            over=over,
+        )
+
+    def _journey(self, v: int, w: int, board: list[int], supply: list[int]) -> tuple[int, int]:
+        """Move every student of ``v`` to ``w`` (S11-S13) in ``board``/``supply``; break the bridge (S14)."""
+        vs, ws = v * ND, w * ND
+        src, dst = board[vs : vs + ND], board[ws : ws + ND]
+        # S12: strength counted before any tile moves: all tiles; then masters; then the destination.
+        src_tiles = sum(1 if x <= STUDENT else 2 for x in src if x)
+        dst_tiles = sum(1 if x <= STUDENT else 2 for x in dst if x)
+        src_masters = ND - src.count(0)
+        dst_masters = ND - dst.count(0)
+        source_stronger = src_tiles > dst_tiles or (src_tiles == dst_tiles and src_masters > dst_masters)
+        for d in range(ND):
+            x = src[d]
+            if x <= STUDENT:
+                continue
+            colour = x - STUDENT - 1
+            board[vs + d] = x - STUDENT  # the student leaves; its master stays
+            y = dst[d]
+            if y == 0:
+                board[ws + d] = colour + 1
+            elif not source_stronger:
+                supply[colour * ND + d] += 1
+            else:
+                owner = (y - 1) % STUDENT
+                if owner == colour:
+                    if y <= STUDENT:
+                        board[ws + d] = y + STUDENT
+                    else:
+                        supply[colour * ND + d] += 1
+                else:
+                    supply[owner * ND + d] += 1 if y <= STUDENT else 2
+                    board[ws + d] = colour + 1
+        g = self.game
+        bridges = self.bridges & ~(g.village_bridges[v] & g.village_bridges[w])
+        stones = self.stones
+        for u in (v, w):
+            if not bridges & g.village_bridges[u]:
+                stones |= 1 << u
+        return bridges, stones
+
+    # ------------------------------------------------------------------ legal actions
+
+    def _legal_actions(self) -> list[ShangriLaAction]:
+        legal = self._legal
+        if legal is None:
+            if self.over:
+                legal = []
+            elif self.ply < self.game.setup_plies:
+                legal = self._setup_actions()
+            else:
+                legal = self._play_actions() or [A.PASS]
+            self._legal = legal
+        return legal
+
+    def _setup_actions(self, relaxed: bool = False) -> list[ShangriLaAction]:
+        """S5-S7: one master of each discipline, within the village limits unless none fits."""
+        g = self.game
+        p = self.player
+        own = p + 1
+        todo = [d for d in range(ND) if self.supply[p * ND + d] == TILES_PER_DISCIPLINE]
+        max_own, max_total = g.per_colour_limit, g.total_limit
+        board = self.board
+        out: list[ShangriLaAction] = []
+        for v in g.live_villages:
+            base = v * ND
+            row = board[base : base + ND]
+            if not relaxed and (ND - row.count(0) >= max_total or row.count(own) >= max_own):
+                continue
+            out.extend([A.PLACE[base + d] for d in todo if row[d] == 0])
+        if not out and not relaxed:
+            return self._setup_actions(relaxed=True)
+        return out
+
+    def _play_actions(self) -> list[ShangriLaAction]:
+        g = self.game
+        p = self.player
+        board = self.board
+        sup = self.supply[p * ND : p * ND + ND]
+        bridges = self.bridges
+        stones = self.stones
+        master, with_student = p + 1, p + 1 + STUDENT
+        out: list[ShangriLaAction] = []
+        eligible: list[int] = []
+        journeys: list[ShangriLaAction] = []
+        place = A.PLACE
+        for v in g.live_villages:
+            if stones >> v & 1:
+                continue
+            base = v * ND
+            row = board[base : base + ND]
+            has_student = with_student in row
+            if not has_student and master not in row:
+                continue
+            for d in range(ND):
+                x = row[d]
+                if x == 0:
+                    if sup[d]:
+                        out.append(place[base + d])
+                elif x == master and sup[d]:
+                    eligible.append(base + d)
+            if has_student:
+                journeys.extend([action for bit, action in g.exits[v] if bridges & bit])
+        if eligible:
+            one = A.RECRUIT_ONE
+            out.extend([one[s] for s in eligible])
+            two = A.RECRUIT_TWO
+            for i, s in enumerate(eligible):
+                row2 = two[s]
+                rest = eligible[i + 1 :]
+                if sup[s % ND] >= 2:
+                    out.extend([row2[t] for t in rest])  # type: ignore[misc]
+                else:
+                    d = s % ND
+                    out.extend([row2[t] for t in rest if t % ND != d])  # type: ignore[misc]
+        out.extend(journeys)
+        return out
+
+    def why_illegal(self, action: ShangriLaAction) -> str:
+        """A person-readable reason ``action`` is not legal here (for refusals)."""
+        if self.over:
+            return "the game is over"
+        if action in self._legal_actions():
+            return "it is legal"
+        if action.kind is Kind.PASS:
+            return "pass is only legal when no other action is"
+        p = self.player
+        setup = self.in_setup()
+        if setup and action.kind is not Kind.PLACE:
+            return "during setup every action is 'place V D' (S5)"
+        for s in action.spaces:
+            v, d = divmod(s, ND)
+            name = f"village {v} {DISCIPLINES[d]}"
+            if self.stones >> v & 1:
+                return f"village {v} has a Stone: no action may start in or put a tile into it (S14)"
+            if action.kind is Kind.PLACE:
+                if self.board[s]:
+                    return f"the {name} space is occupied"
+                if setup:
+                    if self.supply[p * ND + d] < TILES_PER_DISCIPLINE:
+                        return f"you already placed a {DISCIPLINES[d]} in setup (S5)"
+                    return f"village {v} is at a setup limit (S6)"
+                if self.supply[p * ND + d] == 0:
+                    return f"no {DISCIPLINES[d]} left in your supply"
+                row = self.board[v * ND : v * ND + ND]
+                if p + 1 not in row and p + 1 + STUDENT not in row:
+                    return f"you have no master in village {v} (S9)"
+            else:
+                if self.board[s] != p + 1:
+                    return f"the {name} space does not hold a master of yours without a student (S10)"
+                need = sum(1 for t in action.spaces if t % ND == d)
+                if self.supply[p * ND + d] < need:
+                    return f"not enough {DISCIPLINES[d]} tiles in your supply"
+        if action.kind is Kind.JOURNEY:
+            v, w = action.source, action.dest
+            if self.stones >> v & 1:
+                return f"village {v} has a Stone (S14)"
+            if p + 1 + STUDENT not in self.board[v * ND : v * ND + ND]:
+                return f"you have no student in village {v} (S11)"
+            if not any(a.dest == w for bit, a in self.game.exits[v]):
+                return f"no bridge joins villages {v} and {w}"
+            return f"the bridge {min(v, w)}-{max(v, w)} is broken"
+        return "not a legal action here"
+
+    # --------------------------------------------------------------------- results
+
+    def masters(self, colour: int) -> int:
+        """Masters of ``colour`` on the board, Stone villages included (S17)."""
+        return self.board.count(colour + 1) + self.board.count(colour + 1 + STUDENT)
+
+    def villages_held(self, colour: int) -> int:
+        """Villages holding at least one master of ``colour``: the S17 tie-break."""
+        held = 0
+        for v in range(NUM_VILLAGES):
+            row = self.board[v * ND : v * ND + ND]
+            if colour + 1 in row or colour + 1 + STUDENT in row:
+                held += 1
+        return held
+
+    def scores(self) -> list[int]:
+        return [self.masters(c) for c in range(self.game.num_players)]
+
+    def ranks(self) -> list[int]:
+        return shared_ranks([(self.masters(c), self.villages_held(c)) for c in range(self.game.num_players)])
+
+    # -------------------------------------------------------------------- inspection
+
+    def standing_bridges(self) -> list[tuple[int, int]]:
+        return [BRIDGES[i] for i in self.game.bridge_ids if self.bridges >> i & 1]
+
+    def stone_villages(self) -> list[int]:
+        return [v for v in range(NUM_VILLAGES) if self.stones >> v & 1]
+
+    def space(self, village: int, discipline: int) -> tuple[int, bool] | None:
+        """(colour, has student) of the master on a space, or None when empty."""
+        x = self.board[village * ND + discipline]
+        if not x:
+            return None
+        return (x - 1) % STUDENT, x > STUDENT
+
+    def supply_of(self, colour: int) -> list[int]:
+        return self.supply[colour * ND : colour * ND + ND]
+
+    def view(self, seat: int) -> ShangriLaView:
+        return ShangriLaView.of(self, seat)
+
+    def render(self) -> str:
+        return render_state(self)
+
+    def __str__(self) -> str:
+        return self.render()
+
+    def __repr__(self) -> str:
+        return f"<ShangriLaState {self.game.game_id} ply={self.ply} to_move={self.current_player()}>"
