@@ -6,6 +6,8 @@
 
 from __future__ import annotations
 
+from typing import Literal, overload
+
 from referee.games.core import (
     CHANCE,
     TERMINAL,
@@ -27,6 +29,12 @@ GAMES: dict[str, ShangriLaGame | ShanghaienGame] = {
 GAME_IDS = tuple(GAMES)
 
 
+@overload
+def get(game_id: Literal["shanghaien"]) -> ShanghaienGame: ...
+@overload
+def get(game_id: Literal["shangrila-3p", "shangrila-4p"]) -> ShangriLaGame: ...
+@overload
+def get(game_id: str) -> ShangriLaGame | ShanghaienGame: ...
 def get(game_id: str) -> ShangriLaGame | ShanghaienGame:
     """The game of ``game_id``; KeyError names the known ids otherwise."""
     try:

@@ -10,6 +10,7 @@ Encoding, chosen for speed of copying and scanning:
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from fractions import Fraction
 from typing import Final, Self
 
@@ -87,6 +88,55 @@ class ShangriLaGame:
 
     def action_from_text(self, text: str) -> ShangriLaAction:
         return A.parse(text)
+
+    def position(
+        self,
+        tiles: Mapping[tuple[int, str], str],
+        *,
+        player: int = 0,
+        broken: Iterable[tuple[int, int]] = (),
+        ply: int | None = None,
+        passes: int = 0,
+    ) -> ShangriLaState:
+        """A hand-built position, for tests, puzzles and bots' analysis.
+
+        ``tiles`` maps (village, discipline name) to a colour letter (``R``, ``B``, ``Y``, ``V``) for
+        a master, or letter + ``+`` for a master with its student. Supplies hold whatever is not on
+        the board; Stones stand where every bridge is broken. ``ply`` defaults to the first ply
+        after setup.
+        """
+        board = [0] * NUM_SPACES
+        supply = [TILES_PER_DISCIPLINE] * (ND * self.num_players)
+        for (village, discipline), code in tiles.items():
+            colour = "RBYV".index(code[0])
+            if colour >= self.num_players or code not in (code[0], code[0] + "+"):
+                raise ValueError(f"bad tile code {code!r} for {self.game_id}")
+            if village not in self.live_villages:
+                raise ValueError(f"village {village} is not in play in {self.game_id}")
+            d = DISCIPLINES.index(discipline)
+            board[village * ND + d] = colour + 1 + (STUDENT if code.endswith("+") else 0)
+            supply[colour * ND + d] -= 2 if code.endswith("+") else 1
+            if supply[colour * ND + d] < 0:
+                raise ValueError(f"more than {TILES_PER_DISCIPLINE} {discipline} tiles of {code[0]}")
+        bridges = self.initial_bridges
+        for a, b in broken:
+            i = BRIDGES.index((min(a, b), max(a, b)))
+            bridges &= ~(1 << i)
+        stones = self.initial_stones
+        for v in self.live_villages:
+            if not bridges & self.village_bridges[v]:
+                stones |= 1 << v
+        return ShangriLaState(
+            self,
+            board,
+            supply,
+            bridges,
+            stones,
+            player=player,
+            ply=self.setup_plies if ply is None else ply,
+            passes=passes,
+            over=bridges.bit_count() <= 1 or passes >= self.num_players,
+        )
 
     def __repr__(self) -> str:
         return f"ShangriLaGame({self.game_id!r})"
