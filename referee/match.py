@@ -1,0 +1,392 @@
+"""Running one match: turns, deadlines, refusals, strikes, fallback, forfeits and the transcript.
+
+The runner knows nothing of gRPC: it talks to each seat through a ``SeatChannel`` that the server
+implements, and records every event as a transcript line. Deadlines are enforced by cancelling
+the wait for the seat's answer (``asyncio.wait_for``) at the moment the budget runs out.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import time
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Protocol
+
+import structlog
+
+from referee import chance, games
+from referee.fallback import fallback_action
+from referee.spec import EndReason, MatchResult, MatchSpec, SeatResult, SeatStatus
+from referee.timecontrol import SeatClock
+from referee.transcript import ENGINE_VERSION, FORMAT, VERSION, dumps, final_ranks
+
+log = structlog.get_logger("referee.match")
+
+MAX_STRIKES = 3
+SDK_VERSION = "0.1.0"
+
+
+class SeatChannel(Protocol):
+    """How the runner reaches the bot in a seat (the server's session implements it)."""
+
+    def match_started(self, match: Match, seat: int) -> None: ...
+    def turn(self, match: Match, seat: int, turn_id: int, history_from: int, move_ms: int, bank_ms: int) -> None: ...
+    def match_ended(self, match: Match, seat: int, result: MatchResult, history_from: int) -> None: ...
+
+
+class RefusalError(Exception):
+    """An action the runner did not take; ``code`` is one of the RefusalCode names."""
+
+    def __init__(self, code: str, reason: str, remaining_ms: int = 0) -> None:
+        super().__init__(reason)
+        self.code = code
+        self.reason = reason
+        self.remaining_ms = remaining_ms
+
+
+@dataclass
+class Seat:
+    spec_seat: int
+    bot_name: str
+    token_sha256: str
+    clock: SeatClock
+    channel: SeatChannel | None = None
+    bot_version: str = ""
+    strikes: int = 0
+    refusals: int = 0
+    forfeited: bool = False
+    history_sent: int = 0  # plies this seat's bot has been sent
+    disconnect_timer: asyncio.Task[None] | None = None
+    joined: bool = False
+
+
+@dataclass
+class PendingTurn:
+    seat: int
+    turn_id: int
+    sent_at: float
+    deadline: float
+    future: asyncio.Future[tuple[Any, float]] = field(repr=False)
+
+
+class Match:
+    """One match in progress. ``run()`` plays it to the end and returns the result."""
+
+    def __init__(self, spec: MatchSpec, *, clock: Callable[[], float] = time.monotonic) -> None:
+        self.spec = spec
+        self.game = games.get(spec.game_id)
+        if len(spec.seats) != self.game.num_players:
+            raise ValueError(f"{spec.game_id} needs {self.game.num_players} seats, got {len(spec.seats)}")
+        if sorted(s.seat for s in spec.seats) != list(range(self.game.num_players)):
+            raise ValueError("seats must be numbered 0..n-1, each once")
+        self.control = spec.control
+        self.seats = [
+            Seat(s.seat, s.bot_name, s.token_sha256, SeatClock.start(self.control))
+            for s in sorted(spec.seats, key=lambda s: s.seat)
+        ]
+        self.seed_sha256 = hashlib.sha256(spec.seed.encode()).hexdigest()
+        self.state: Any = self.game.new_state()
+        self.history: list[tuple[int, str]] = []  # (actor, action text) per ply
+        self.lines: list[str] = []
+        self.result: MatchResult | None = None
+        self.pending: PendingTurn | None = None
+        self.turn_id = 0
+        self._clock = clock
+        self._joined = asyncio.Event()
+        self._tick: asyncio.Event | None = None
+        self._forfeit_now: set[int] = set()
+        self.log = log.bind(match_id=spec.match_id, game_id=spec.game_id)
+
+    # ------------------------------------------------------------------ seats
+
+    @property
+    def match_id(self) -> str:
+        return self.spec.match_id
+
+    @property
+    def ply(self) -> int:
+        return len(self.history)
+
+    def attach(self, seat: int, channel: SeatChannel, bot_version: str = "") -> None:
+        """A bot joins its seat, or reconnects to it (within the grace period)."""
+        s = self.seats[seat]
+        s.channel = channel
+        if bot_version:
+            s.bot_version = bot_version
+        s.history_sent = 0
+        if s.disconnect_timer is not None:
+            s.disconnect_timer.cancel()
+            s.disconnect_timer = None
+            self._event({"type": "reconnect", "ply": self.ply, "seat": seat})
+            self.log.info("seat reconnected", seat=seat, ply=self.ply)
+        if not s.joined:
+            s.joined = True
+            if all(x.joined for x in self.seats):
+                self._joined.set()
+        if self.lines:  # already started: catch the bot up
+            channel.match_started(self, seat)
+            p = self.pending
+            if p is not None and p.seat == seat and not s.forfeited:
+                self._send_turn(p)
+
+    def detach(self, seat: int, channel: SeatChannel) -> None:
+        """The bot's connection ended. It forfeits unless it is back within the grace period."""
+        s = self.seats[seat]
+        if s.channel is not channel:
+            return
+        s.channel = None
+        if self.result is not None or not self.lines or s.forfeited:
+            return
+        self._event({"type": "disconnect", "ply": self.ply, "seat": seat})
+        self.log.warning("seat disconnected", seat=seat, ply=self.ply)
+        s.disconnect_timer = asyncio.get_running_loop().create_task(self._disconnect_grace(seat))
+
+    async def _disconnect_grace(self, seat: int) -> None:
+        await asyncio.sleep(self.control.disconnect_grace_ms / 1000)
+        self.seats[seat].disconnect_timer = None
+        self._forfeit(seat, "disconnected")
+        p = self.pending
+        if p is not None and p.seat == seat and not p.future.done():
+            p.future.set_exception(_ForfeitedError())
+
+    # ----------------------------------------------------------------- actions
+
+    def submit(self, seat: int, turn_id: int, text: str) -> tuple[Any, int]:
+        """A bot's action. Returns (action, think_ms) when taken; raises RefusalError otherwise."""
+        p = self.pending
+        if self.result is not None:
+            raise RefusalError("STALE_TURN", "the match is over")
+        if p is None or p.seat != seat or p.turn_id != turn_id or p.future.done():
+            raise RefusalError("STALE_TURN", f"turn {turn_id} is not seat {seat}'s current decision")
+        now = self._clock()
+        remaining = max(0, int((p.deadline - now) * 1000))
+        try:
+            action = self.state.parse_action(text)
+        except games.ActionSyntaxError as e:
+            self._refused(seat, text, "SYNTAX", str(e))
+            raise RefusalError("SYNTAX", str(e), remaining) from None
+        except games.IllegalActionError as e:
+            self._refused(seat, text, "ILLEGAL", str(e))
+            raise RefusalError("ILLEGAL", str(e), remaining) from None
+        think_ms = (now - p.sent_at) * 1000
+        p.future.set_result((action, think_ms))
+        return action, int(think_ms)
+
+    def _refused(self, seat: int, text: str, code: str, reason: str) -> None:
+        self.seats[seat].refusals += 1
+        self._event({"type": "refusal", "ply": self.ply, "seat": seat, "action": text[:200], "code": code.lower(),
+                     "reason": reason})  # fmt: skip
+        self.log.info("action refused", seat=seat, ply=self.ply, code=code, reason=reason)
+
+    # --------------------------------------------------------------- the match
+
+    async def run(self) -> MatchResult:
+        try:
+            await asyncio.wait_for(self._joined.wait(), self.control.join_timeout_ms / 1000)
+        except TimeoutError:
+            missing = [s.spec_seat for s in self.seats if not s.joined]
+            return self._abort(f"seat(s) {missing} did not join within {self.control.join_timeout_ms} ms")
+        self._header()
+        for seat, s in enumerate(self.seats):
+            if s.channel is not None:
+                s.channel.match_started(self, seat)
+        self.log.info("match started", seats=[s.bot_name for s in self.seats])
+        end = EndReason.COMPLETED
+        while not self.state.is_terminal():
+            actor = self.state.current_player()
+            if actor == games.CHANCE:
+                self._play(chance.sample(self.state, self.spec.seed, self.ply), actor)
+                continue
+            s = self.seats[actor]
+            if s.forfeited:
+                self._play(fallback_action(self.state, self.spec.seed, self.ply), actor, fallback=True)
+                continue
+            await self._seat_turn(actor)
+            if self.game.num_players == 2 and any(x.forfeited for x in self.seats):
+                end = EndReason.FORFEIT
+                break
+        return self._finish(end)
+
+    async def _seat_turn(self, seat: int) -> None:
+        s = self.seats[seat]
+        self.turn_id += 1
+        now = self._clock()
+        budget = s.clock.budget_ms() / 1000
+        loop = asyncio.get_running_loop()
+        p = PendingTurn(seat, self.turn_id, now, now + budget, loop.create_future())
+        self.pending = p
+        self._send_turn(p)
+        try:
+            action, think_ms = await asyncio.wait_for(p.future, budget)
+        except TimeoutError:
+            s.clock.miss()
+            s.strikes += 1
+            self._event({"type": "strike", "ply": self.ply, "seat": seat, "strikes": s.strikes, "reason": "timeout"})
+            self.log.warning("deadline missed", seat=seat, ply=self.ply, strikes=s.strikes)
+            if s.strikes >= MAX_STRIKES:
+                self._forfeit(seat, "strikes")
+            if self.game.num_players == 2 and s.forfeited:
+                return
+            self._play(fallback_action(self.state, self.spec.seed, self.ply), seat, fallback=True)
+            return
+        except _ForfeitedError:
+            if self.game.num_players == 2:
+                return
+            self._play(fallback_action(self.state, self.spec.seed, self.ply), seat, fallback=True)
+            return
+        finally:
+            self.pending = None
+        s.clock.charge(think_ms)
+        self._play(action, seat, think_ms=think_ms)
+
+    def _send_turn(self, p: PendingTurn) -> None:
+        s = self.seats[p.seat]
+        if s.channel is None:
+            return
+        remaining = max(0.0, p.deadline - self._clock()) * 1000
+        move_ms = int(max(0.0, min(s.clock.limit_ms(), remaining - self.control.grace_ms)))
+        bank_ms = int(s.clock.bank_ms)
+        history_from = s.history_sent
+        s.history_sent = self.ply
+        s.channel.turn(self, p.seat, p.turn_id, history_from, move_ms, bank_ms)
+
+    def _play(self, action: Any, actor: int, *, think_ms: float | None = None, fallback: bool = False) -> None:
+        text = str(action)
+        event: dict[str, Any] = {"type": "ply", "ply": self.ply, "actor": actor, "action": text}
+        if actor >= 0:
+            event["think_ms"] = None if think_ms is None else round(think_ms, 1)
+            event["bank_ms"] = int(self.seats[actor].clock.bank_ms)
+            event["fallback"] = fallback
+        self.state = self.state.apply(action)
+        self.history.append((actor, text))
+        self._event(event)
+
+    def _forfeit(self, seat: int, reason: str) -> None:
+        s = self.seats[seat]
+        if s.forfeited or self.result is not None:
+            return
+        s.forfeited = True
+        self._event({"type": "forfeit", "ply": self.ply, "seat": seat, "reason": reason})
+        self.log.warning("seat forfeited", seat=seat, ply=self.ply, reason=reason)
+
+    # ------------------------------------------------------------- transcript
+
+    def _header(self) -> None:
+        self._event(
+            {
+                "type": "header",
+                "format": FORMAT,
+                "version": VERSION,
+                "match_id": self.match_id,
+                "game_id": self.spec.game_id,
+                "engine_version": ENGINE_VERSION,
+                "sdk_version": SDK_VERSION,
+                "rated": self.spec.rated,
+                "seats": [
+                    {"seat": i, "bot_name": s.bot_name, "bot_version": s.bot_version} for i, s in enumerate(self.seats)
+                ],
+                "time_control": self.control.to_dict(),
+                "seed_sha256": self.seed_sha256,
+                "started_at": _now(),
+            }
+        )
+
+    def _event(self, event: dict[str, Any]) -> None:
+        self.lines.append(dumps(event))
+        tick = self._tick
+        if tick is not None:  # someone follows the match: wake them
+            self._tick = None
+            tick.set()
+
+    async def follow(self) -> AsyncIterator[str]:
+        """Every transcript line, past and future, until the footer."""
+        sent = 0
+        while True:
+            while sent < len(self.lines):
+                line = self.lines[sent]
+                sent += 1
+                yield line
+            if self.result is not None:
+                return
+            if self._tick is None:
+                self._tick = asyncio.Event()
+            await self._tick.wait()
+
+    def _abort(self, detail: str) -> MatchResult:
+        if not self.lines:
+            self._header()
+        self.log.warning("match aborted", detail=detail)
+        return self._finish(EndReason.ABORTED, detail)
+
+    def _finish(self, end: EndReason, detail: str = "") -> MatchResult:
+        n = self.game.num_players
+        forfeited = [i for i, s in enumerate(self.seats) if s.forfeited]
+        if self.state.is_terminal():
+            scores, game_ranks = self.state.scores(), self.state.ranks()
+        else:
+            scores = _scores_so_far(self.state, n)
+            game_ranks = [1] * n
+        ranks = final_ranks(game_ranks, forfeited) if end is not EndReason.ABORTED else [0] * n
+        for s in self.seats:
+            if s.disconnect_timer is not None:
+                s.disconnect_timer.cancel()
+        self.result = MatchResult(
+            match_id=self.match_id,
+            game_id=self.spec.game_id,
+            end_reason=end,
+            seats=tuple(
+                SeatResult(
+                    seat=i,
+                    bot_name=s.bot_name,
+                    bot_version=s.bot_version,
+                    score=scores[i],
+                    rank=ranks[i],
+                    status=SeatStatus.FORFEITED if s.forfeited else SeatStatus.ACTIVE,
+                    strikes=s.strikes,
+                    refusals=s.refusals,
+                )
+                for i, s in enumerate(self.seats)
+            ),
+            seed=self.spec.seed,
+            seed_sha256=self.seed_sha256,
+            plies=self.ply,
+            detail=detail,
+        )
+        self._event(
+            {
+                "type": "footer",
+                "end_reason": end.value,
+                "plies": self.ply,
+                "scores": scores,
+                "game_ranks": game_ranks,
+                "ranks": ranks,
+                "forfeited": forfeited,
+                "seed": self.spec.seed,
+                "ended_at": _now(),
+                "detail": detail,
+            }
+        )
+        for seat, s in enumerate(self.seats):
+            if s.channel is not None:
+                history_from = s.history_sent
+                s.history_sent = self.ply
+                s.channel.match_ended(self, seat, self.result, history_from)
+        self.log.info("match ended", end_reason=end.value, ranks=ranks, scores=scores, plies=self.ply)
+        return self.result
+
+
+class _ForfeitedError(Exception):
+    """The seat forfeited (disconnection) while its turn was open."""
+
+
+def _scores_so_far(state: Any, n: int) -> list[int]:
+    if hasattr(state, "points"):
+        return list(state.points())
+    return [state.masters(c) for c in range(n)]
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds")

@@ -1,0 +1,425 @@
+"""The referee's gRPC server: bot sessions (BotService), match control (RefereeService), health and
+reflection. Protobuf conversion happens here and nowhere else in the referee."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import hashlib
+import itertools
+import json
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from typing import Any, NoReturn
+
+import grpc
+import structlog
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_health.v1._async import HealthServicer
+from grpc_reflection.v1alpha import reflection
+
+from referee import games
+from referee.match import SDK_VERSION, Match, RefusalError
+from referee.spec import EndReason, MatchResult, MatchSpec, SeatSpec, SeatStatus
+from referee.timecontrol import TimeControl, default_for
+from sdk._generated.arena.v1 import bot_pb2, bot_pb2_grpc, match_pb2, referee_pb2, referee_pb2_grpc
+
+log = structlog.get_logger("referee.server")
+
+MAX_MESSAGE_BYTES = 256 * 1024
+MAX_ACTION_CHARS = 200
+REFEREE_VERSION = SDK_VERSION
+
+
+def token_sha256(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+async def abort(context: grpc.aio.ServicerContext, code: grpc.StatusCode, message: str) -> NoReturn:
+    await context.abort(code, message)
+    raise AssertionError("unreachable: abort raises")
+
+
+def bearer(context: grpc.aio.ServicerContext) -> str | None:
+    for key, value in context.invocation_metadata() or ():
+        if key == "authorization" and isinstance(value, str) and value.startswith("Bearer "):
+            return value[len("Bearer ") :].strip() or None
+    return None
+
+
+@dataclass(eq=False)
+class Session:
+    """One connected bot stream. Implements the runner's SeatChannel by queueing protobuf messages."""
+
+    session_id: str
+    token_hash: str
+    bot_name: str = ""
+    bot_version: str = ""
+    match_filter: frozenset[str] = frozenset()
+    queue: asyncio.Queue[bot_pb2.PlayResponse | None] = field(default_factory=asyncio.Queue)
+    seats: set[tuple[str, int]] = field(default_factory=set)
+    hello: bool = False
+
+    def wants(self, match_id: str) -> bool:
+        return not self.match_filter or match_id in self.match_filter
+
+    def send(self, message: bot_pb2.PlayResponse) -> None:
+        self.queue.put_nowait(message)
+
+    # SeatChannel
+    def match_started(self, match: Match, seat: int) -> None:
+        self.send(
+            bot_pb2.PlayResponse(
+                match_started=bot_pb2.MatchStarted(
+                    match_id=match.match_id,
+                    game_id=match.spec.game_id,
+                    seat=seat,
+                    bot_names=[s.bot_name for s in match.seats],
+                    time_control=control_to_proto(match.control),
+                    seed_sha256=match.seed_sha256,
+                    rated=match.spec.rated,
+                )
+            )
+        )
+
+    def turn(self, match: Match, seat: int, turn_id: int, history_from: int, move_ms: int, bank_ms: int) -> None:
+        state = match.state
+        self.send(
+            bot_pb2.PlayResponse(
+                turn=bot_pb2.Turn(
+                    match_id=match.match_id,
+                    seat=seat,
+                    turn_id=turn_id,
+                    ply=match.ply,
+                    history=history_records(match, history_from),
+                    view_json=json.dumps(state.view(seat).to_dict(), separators=(",", ":")),
+                    legal_actions=[str(a) for a in state.legal_actions()],
+                    move_ms=move_ms,
+                    time_bank_ms=bank_ms,
+                )
+            )
+        )
+
+    def match_ended(self, match: Match, seat: int, result: MatchResult, history_from: int) -> None:
+        self.send(
+            bot_pb2.PlayResponse(
+                match_ended=bot_pb2.MatchEnded(
+                    result=result_to_proto(result), history=history_records(match, history_from)
+                )
+            )
+        )
+
+
+def history_records(match: Match, start: int) -> list[bot_pb2.PlyRecord]:
+    return [bot_pb2.PlyRecord(ply=i, actor=a, action=t) for i, (a, t) in enumerate(match.history[start:], start)]
+
+
+def control_to_proto(tc: TimeControl) -> match_pb2.TimeControl:
+    return match_pb2.TimeControl(**tc.to_dict())
+
+
+def control_from_proto(tc: match_pb2.TimeControl, game_id: str) -> TimeControl | None:
+    values = {f.name: v for f, v in tc.ListFields()}
+    if not values:
+        return None
+    return default_for(game_id).with_overrides(**values)
+
+
+_END = {
+    EndReason.COMPLETED: match_pb2.END_REASON_COMPLETED,
+    EndReason.FORFEIT: match_pb2.END_REASON_FORFEIT,
+    EndReason.ABORTED: match_pb2.END_REASON_ABORTED,
+}
+_STATUS = {SeatStatus.ACTIVE: match_pb2.SEAT_STATUS_ACTIVE, SeatStatus.FORFEITED: match_pb2.SEAT_STATUS_FORFEITED}
+
+
+def result_to_proto(r: MatchResult) -> match_pb2.MatchResult:
+    return match_pb2.MatchResult(
+        match_id=r.match_id,
+        game_id=r.game_id,
+        end_reason=_END[r.end_reason],
+        seats=[
+            match_pb2.SeatResult(
+                seat=s.seat,
+                bot_name=s.bot_name,
+                bot_version=s.bot_version,
+                score=s.score,
+                rank=s.rank,
+                status=_STATUS[s.status],
+                strikes=s.strikes,
+                refusals=s.refusals,
+            )
+            for s in r.seats
+        ],
+        seed=r.seed,
+        seed_sha256=r.seed_sha256,
+        plies=r.plies,
+        detail=r.detail,
+    )
+
+
+def spec_from_proto(p: match_pb2.MatchSpec) -> MatchSpec:
+    """Validates as it converts: ValueError says what is wrong."""
+    if not p.match_id:
+        raise ValueError("match_id is required")
+    try:
+        game = games.get(p.game_id)
+    except KeyError as e:
+        raise ValueError(str(e.args[0])) from None
+    seats = tuple(SeatSpec(s.seat, s.bot_name, s.token_sha256) for s in p.seats)
+    if sorted(s.seat for s in seats) != list(range(game.num_players)):
+        raise ValueError(f"{p.game_id} needs seats 0..{game.num_players - 1}, each once")
+    if any(len(s.token_sha256) != 64 for s in seats):
+        raise ValueError("every seat needs the hex SHA-256 of its bot's token")
+    kwargs: dict[str, Any] = {}
+    if p.seed:
+        kwargs["seed"] = p.seed
+    return MatchSpec(
+        match_id=p.match_id,
+        game_id=p.game_id,
+        seats=seats,
+        time_control=control_from_proto(p.time_control, p.game_id) if p.HasField("time_control") else None,
+        rated=p.rated,
+        **kwargs,
+    )
+
+
+class Referee:
+    """Hosts matches and bot sessions. Servicers delegate here; the arena hooks ``on_result``."""
+
+    def __init__(self, *, admin_token: str | None = None) -> None:
+        self.admin_token = admin_token
+        self.matches: dict[str, Match] = {}
+        self.tasks: dict[str, asyncio.Task[MatchResult]] = {}
+        self.sessions: dict[str, set[Session]] = {}  # token hash -> live sessions
+        self.bot_tokens: dict[str, str] = {}  # token hash -> bot name, for bots not yet seated
+        self.on_result: list[Callable[[Match, MatchResult], Any]] = []
+        self._ids = itertools.count(1)
+
+    def allow_token(self, token_hash: str, bot_name: str) -> None:
+        self.bot_tokens[token_hash] = bot_name
+
+    def known_token(self, token_hash: str) -> bool:
+        if token_hash in self.bot_tokens:
+            return True
+        return any(s.token_sha256 == token_hash for m in self.matches.values() if m.result is None for s in m.seats)
+
+    def start_match(self, spec: MatchSpec) -> Match:
+        if spec.match_id in self.matches:
+            raise KeyError(f"match {spec.match_id!r} already exists")
+        match = Match(spec)
+        self.matches[spec.match_id] = match
+        for seat, s in enumerate(match.seats):
+            for session in self.sessions.get(s.token_sha256, ()):
+                if session.hello and session.wants(spec.match_id):
+                    session.seats.add((spec.match_id, seat))
+                    match.attach(seat, session, session.bot_version)
+        task = asyncio.get_running_loop().create_task(match.run(), name=f"match-{spec.match_id}")
+        self.tasks[spec.match_id] = task
+        task.add_done_callback(functools.partial(self._done, match))
+        return match
+
+    def _done(self, match: Match, task: asyncio.Task[MatchResult]) -> None:
+        if task.cancelled():
+            return
+        error = task.exception()
+        if error is not None:
+            log.error("match crashed", match_id=match.match_id, error=repr(error))
+            return
+        for callback in self.on_result:
+            callback(match, task.result())
+
+    def open_session(self, token_hash: str) -> Session:
+        session = Session(session_id=f"s{next(self._ids)}", token_hash=token_hash)
+        self.sessions.setdefault(token_hash, set()).add(session)
+        return session
+
+    def hello(self, session: Session, hello: bot_pb2.Hello) -> None:
+        session.hello = True
+        session.bot_name = hello.bot_name
+        session.bot_version = hello.bot_version
+        session.match_filter = frozenset(hello.match_ids)
+        session.send(
+            bot_pb2.PlayResponse(
+                welcome=bot_pb2.Welcome(
+                    session_id=session.session_id, referee_version=REFEREE_VERSION, max_message_bytes=MAX_MESSAGE_BYTES
+                )
+            )
+        )
+        for match in self.matches.values():
+            if match.result is not None or not session.wants(match.match_id):
+                continue
+            for seat, s in enumerate(match.seats):
+                if s.token_sha256 == session.token_hash:
+                    session.seats.add((match.match_id, seat))
+                    match.attach(seat, session, session.bot_version)
+
+    def close_session(self, session: Session) -> None:
+        self.sessions.get(session.token_hash, set()).discard(session)
+        for match_id, seat in session.seats:
+            match = self.matches.get(match_id)
+            if match is not None:
+                match.detach(seat, session)
+        session.seats.clear()
+
+    def submit(self, session: Session, action: bot_pb2.SubmitAction) -> bot_pb2.PlayResponse:
+        def refused(code: str, reason: str, remaining_ms: int = 0) -> bot_pb2.PlayResponse:
+            return bot_pb2.PlayResponse(
+                refused=bot_pb2.ActionRefused(
+                    match_id=action.match_id,
+                    seat=action.seat,
+                    turn_id=action.turn_id,
+                    action=action.action[:MAX_ACTION_CHARS],
+                    code=getattr(bot_pb2, f"REFUSAL_CODE_{code}"),
+                    reason=reason,
+                    remaining_ms=remaining_ms,
+                )
+            )
+
+        if not session.hello:
+            return refused("MALFORMED", "send Hello before any action")
+        if len(action.action) > MAX_ACTION_CHARS:
+            return refused("MALFORMED", f"an action is at most {MAX_ACTION_CHARS} characters")
+        match = self.matches.get(action.match_id)
+        if match is None:
+            return refused("UNKNOWN_MATCH", f"no match {action.match_id!r} on this referee")
+        if (action.match_id, action.seat) not in session.seats:
+            return refused("PERMISSION_DENIED", f"seat {action.seat} of {action.match_id} is not your bot's seat")
+        try:
+            taken, think_ms = match.submit(action.seat, action.turn_id, action.action)
+        except RefusalError as e:
+            return refused(e.code, e.reason, e.remaining_ms)
+        return bot_pb2.PlayResponse(
+            accepted=bot_pb2.ActionAccepted(
+                match_id=action.match_id, seat=action.seat, turn_id=action.turn_id, action=str(taken), think_ms=think_ms
+            )
+        )
+
+    async def shutdown(self) -> None:
+        for task in self.tasks.values():
+            task.cancel()
+        await asyncio.gather(*self.tasks.values(), return_exceptions=True)
+
+
+class BotServicer(bot_pb2_grpc.BotServiceServicer):
+    def __init__(self, referee: Referee) -> None:
+        self.referee = referee
+
+    async def Play(  # noqa: N802 - gRPC method name
+        self, request_iterator: AsyncIterator[bot_pb2.PlayRequest], context: grpc.aio.ServicerContext
+    ) -> AsyncIterator[bot_pb2.PlayResponse]:
+        token = bearer(context)
+        if token is None:
+            await context.abort(
+                grpc.StatusCode.UNAUTHENTICATED, "missing bot token: send 'authorization: Bearer <token>'"
+            )
+        token_hash = token_sha256(token or "")
+        if not self.referee.known_token(token_hash):
+            await abort(context, grpc.StatusCode.UNAUTHENTICATED, "unknown bot token")
+        session = self.referee.open_session(token_hash)
+        slog = log.bind(session_id=session.session_id)
+        reader = asyncio.get_running_loop().create_task(self._read(request_iterator, session))
+        try:
+            while True:
+                message = await session.queue.get()
+                if message is None:
+                    return
+                yield message
+        finally:
+            reader.cancel()
+            self.referee.close_session(session)
+            slog.info("bot session closed", bot_name=session.bot_name)
+
+    async def _read(self, requests: AsyncIterator[bot_pb2.PlayRequest], session: Session) -> None:
+        try:
+            async for request in requests:
+                kind = request.WhichOneof("message")
+                if kind == "hello":
+                    self.referee.hello(session, request.hello)
+                elif kind == "action":
+                    session.send(self.referee.submit(session, request.action))
+                elif kind == "ping":
+                    session.send(bot_pb2.PlayResponse(pong=bot_pb2.Pong(nonce=request.ping.nonce)))
+        except (asyncio.CancelledError, grpc.aio.AioRpcError):
+            pass
+        finally:
+            session.queue.put_nowait(None)
+
+
+class RefereeServicer(referee_pb2_grpc.RefereeServiceServicer):
+    def __init__(self, referee: Referee) -> None:
+        self.referee = referee
+
+    async def _admin(self, context: grpc.aio.ServicerContext) -> None:
+        if self.referee.admin_token is not None and bearer(context) != self.referee.admin_token:
+            await abort(context, grpc.StatusCode.UNAUTHENTICATED, "this call needs the referee's admin token")
+
+    async def StartMatch(  # noqa: N802
+        self, request: referee_pb2.StartMatchRequest, context: grpc.aio.ServicerContext
+    ) -> referee_pb2.StartMatchResponse:
+        await self._admin(context)
+        try:
+            spec = spec_from_proto(request.spec)
+        except ValueError as e:
+            await abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(e))
+        try:
+            match = self.referee.start_match(spec)
+        except KeyError as e:
+            await abort(context, grpc.StatusCode.ALREADY_EXISTS, str(e.args[0]))
+        return referee_pb2.StartMatchResponse(match_id=match.match_id, seed_sha256=match.seed_sha256)
+
+    async def GetMatch(  # noqa: N802
+        self, request: referee_pb2.GetMatchRequest, context: grpc.aio.ServicerContext
+    ) -> referee_pb2.GetMatchResponse:
+        match = self.referee.matches.get(request.match_id)
+        if match is None:
+            await abort(context, grpc.StatusCode.NOT_FOUND, f"no match {request.match_id!r}")
+        response = referee_pb2.GetMatchResponse(
+            match_id=match.match_id, finished=match.result is not None, ply=match.ply
+        )
+        if match.result is not None:
+            response.result.CopyFrom(result_to_proto(match.result))
+        return response
+
+    async def WatchMatch(  # noqa: N802
+        self, request: referee_pb2.WatchMatchRequest, context: grpc.aio.ServicerContext
+    ) -> AsyncIterator[referee_pb2.WatchMatchResponse]:
+        match = self.referee.matches.get(request.match_id)
+        if match is None:
+            await abort(context, grpc.StatusCode.NOT_FOUND, f"no match {request.match_id!r}")
+        async for line in match.follow():
+            yield referee_pb2.WatchMatchResponse(transcript_line=line)
+        if match.result is not None:
+            yield referee_pb2.WatchMatchResponse(result=result_to_proto(match.result))
+
+
+SERVER_OPTIONS = [
+    ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
+    ("grpc.max_send_message_length", 8 * 1024 * 1024),
+    ("grpc.keepalive_time_ms", 20_000),
+    ("grpc.keepalive_timeout_ms", 10_000),
+    ("grpc.http2.max_pings_without_data", 0),
+    ("grpc.keepalive_permit_without_calls", 1),
+]
+
+
+async def start_server(referee: Referee, address: str = "127.0.0.1:0") -> tuple[grpc.aio.Server, int]:
+    """Serve the referee on ``address`` (port 0: any free port). Returns the server and its port."""
+    server = grpc.aio.server(options=SERVER_OPTIONS)
+    bot_pb2_grpc.add_BotServiceServicer_to_server(BotServicer(referee), server)  # type: ignore[no-untyped-call]
+    referee_pb2_grpc.add_RefereeServiceServicer_to_server(RefereeServicer(referee), server)  # type: ignore[no-untyped-call]
+    health = HealthServicer()
+    health_pb2_grpc.add_HealthServicer_to_server(health, server)
+    names = (
+        bot_pb2.DESCRIPTOR.services_by_name["BotService"].full_name,
+        referee_pb2.DESCRIPTOR.services_by_name["RefereeService"].full_name,
+        health_pb2.DESCRIPTOR.services_by_name["Health"].full_name,
+        reflection.SERVICE_NAME,
+    )
+    reflection.enable_server_reflection(names, server)
+    port = server.add_insecure_port(address)
+    await server.start()
+    for name in ("", *names[:2]):
+        await health.set(name, health_pb2.HealthCheckResponse.SERVING)
+    log.info("referee serving", address=address, port=port)
+    return server, port

@@ -1,0 +1,66 @@
+"""The referee's own description of a match and of its outcome (converted to and from the wire at
+the server's edge)."""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from referee.timecontrol import TimeControl, default_for
+
+
+class EndReason(StrEnum):
+    COMPLETED = "completed"
+    FORFEIT = "forfeit"
+    ABORTED = "aborted"
+
+
+class SeatStatus(StrEnum):
+    ACTIVE = "active"
+    FORFEITED = "forfeited"
+
+
+@dataclass(frozen=True, slots=True)
+class SeatSpec:
+    seat: int
+    bot_name: str
+    token_sha256: str
+
+
+@dataclass(frozen=True, slots=True)
+class MatchSpec:
+    match_id: str
+    game_id: str
+    seats: tuple[SeatSpec, ...]
+    seed: str = field(default_factory=lambda: secrets.token_hex(16))
+    time_control: TimeControl | None = None
+    rated: bool = False
+
+    @property
+    def control(self) -> TimeControl:
+        return self.time_control or default_for(self.game_id)
+
+
+@dataclass(frozen=True, slots=True)
+class SeatResult:
+    seat: int
+    bot_name: str
+    bot_version: str
+    score: int
+    rank: int
+    status: SeatStatus
+    strikes: int
+    refusals: int
+
+
+@dataclass(frozen=True, slots=True)
+class MatchResult:
+    match_id: str
+    game_id: str
+    end_reason: EndReason
+    seats: tuple[SeatResult, ...]
+    seed: str
+    seed_sha256: str
+    plies: int
+    detail: str = ""

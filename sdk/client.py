@@ -1,0 +1,299 @@
+"""Connecting a bot to a referee: authenticate, receive turns, answer them, reconnect with back-off.
+
+One stream serves every match the bot's token is seated in. For each match the client keeps the
+engine state, replaying the history the referee sends, so a bot sees typed views and can search.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import importlib.util
+import inspect
+import random
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import grpc
+import structlog
+
+from referee import games
+from sdk._generated.arena.v1 import bot_pb2, bot_pb2_grpc, match_pb2
+from sdk.bot import Bot, MatchInfo, MatchOutcome, Refusal, SeatOutcome, Turn
+
+log = structlog.get_logger("sdk.client")
+
+SDK_VERSION = "0.1.0"
+MAX_RETRIES_PER_TURN = 5
+_END_REASONS = {
+    match_pb2.END_REASON_COMPLETED: "completed",
+    match_pb2.END_REASON_FORFEIT: "forfeit",
+    match_pb2.END_REASON_ABORTED: "aborted",
+}
+
+
+class AuthenticationError(Exception):
+    """The referee refused the token: reconnecting will not help."""
+
+
+@dataclass
+class _Match:
+    info: MatchInfo
+    state: Any
+    plies: int = 0
+    current: Turn | None = None
+    retries: int = 0
+    task: asyncio.Task[None] | None = field(default=None, repr=False)
+
+    def catch_up(self, history: Any) -> None:
+        """Apply the plies not yet seen; replay from the start if the referee resends everything."""
+        records = list(history)
+        if records and records[0].ply == 0 and self.plies:
+            self.state = games.get(self.info.game_id).new_state()
+            self.plies = 0
+        for record in records:
+            if record.ply < self.plies:
+                continue
+            if record.ply != self.plies:
+                raise RuntimeError(f"history gap in {self.info.match_id}: got ply {record.ply}, have {self.plies}")
+            self.state = self.state.apply(self.state.parse_action(record.action))
+            self.plies += 1
+
+
+class BotClient:
+    """Runs ``bot`` against the referee at ``target`` with ``token`` until stopped.
+
+    ``max_matches``: return after this many matches ended (None: run forever).
+    """
+
+    def __init__(
+        self,
+        bot: Bot,
+        target: str,
+        token: str,
+        *,
+        match_ids: tuple[str, ...] = (),
+        max_matches: int | None = None,
+        reconnect: bool = True,
+        max_backoff: float = 5.0,
+    ) -> None:
+        self.bot = bot
+        self.target = target
+        self.token = token
+        self.match_ids = match_ids
+        self.max_matches = max_matches
+        self.reconnect = reconnect
+        self.max_backoff = max_backoff
+        self.matches: dict[str, _Match] = {}
+        self.outcomes: list[MatchOutcome] = []
+        self.log = log.bind(bot=bot.name)
+        self._outbox: asyncio.Queue[bot_pb2.PlayRequest | None] | None = None
+        self._stop = asyncio.Event()
+        self.connected = asyncio.Event()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._outbox is not None:
+            self._outbox.put_nowait(None)
+
+    async def run(self) -> list[MatchOutcome]:
+        backoff = 0.1
+        while not self._stop.is_set():
+            try:
+                await self._session()
+                backoff = 0.1
+            except AuthenticationError:
+                raise
+            except (grpc.aio.AioRpcError, ConnectionError) as e:
+                self.log.warning("connection lost", error=str(e)[:200])
+            finally:
+                self.connected.clear()
+            if self._done() or not self.reconnect or self._stop.is_set():
+                break
+            await asyncio.sleep(backoff * (0.5 + random.random()))
+            backoff = min(self.max_backoff, backoff * 2)
+        return self.outcomes
+
+    def _done(self) -> bool:
+        return self.max_matches is not None and len(self.outcomes) >= self.max_matches
+
+    async def _session(self) -> None:
+        outbox: asyncio.Queue[bot_pb2.PlayRequest | None] = asyncio.Queue()
+        self._outbox = outbox
+        outbox.put_nowait(
+            bot_pb2.PlayRequest(
+                hello=bot_pb2.Hello(
+                    bot_name=self.bot.name,
+                    bot_version=self.bot.version,
+                    sdk_version=SDK_VERSION,
+                    match_ids=list(self.match_ids),
+                )
+            )
+        )
+
+        async def requests() -> AsyncIterator[bot_pb2.PlayRequest]:
+            while True:
+                item = await outbox.get()
+                if item is None:
+                    return
+                yield item
+
+        async with grpc.aio.insecure_channel(self.target) as channel:
+            stub = bot_pb2_grpc.BotServiceStub(channel)  # type: ignore[no-untyped-call]
+            call = stub.Play(requests(), metadata=(("authorization", f"Bearer {self.token}"),))
+            try:
+                async for message in call:
+                    self._handle(message)
+                    if self._done():
+                        outbox.put_nowait(None)
+                        break
+            except grpc.aio.AioRpcError as e:
+                if e.code() == grpc.StatusCode.UNAUTHENTICATED:
+                    raise AuthenticationError(e.details() or "unauthenticated") from None
+                raise
+            finally:
+                call.cancel()
+                for m in self.matches.values():
+                    if m.task is not None:
+                        m.task.cancel()
+
+    def _send(self, request: bot_pb2.PlayRequest) -> None:
+        if self._outbox is not None:
+            self._outbox.put_nowait(request)
+
+    # ----------------------------------------------------------------- messages
+
+    def _handle(self, message: bot_pb2.PlayResponse) -> None:
+        kind = message.WhichOneof("message")
+        if kind == "welcome":
+            self.connected.set()
+            self.log.info("connected", session_id=message.welcome.session_id)
+        elif kind == "match_started":
+            self._match_started(message.match_started)
+        elif kind == "turn":
+            self._turn(message.turn)
+        elif kind == "refused":
+            self._refused(message.refused)
+        elif kind == "match_ended":
+            self._match_ended(message.match_ended)
+
+    def _match_started(self, m: bot_pb2.MatchStarted) -> None:
+        info = MatchInfo(m.match_id, m.game_id, m.seat, tuple(m.bot_names), m.seed_sha256, m.rated)
+        key = f"{m.match_id}/{m.seat}"
+        if key not in self.matches:
+            self.matches[key] = _Match(info, games.get(m.game_id).new_state())
+        self.bot.on_match_start(info)
+
+    def _turn(self, t: bot_pb2.Turn) -> None:
+        match = self.matches.get(f"{t.match_id}/{t.seat}")
+        if match is None:
+            self.log.error("turn for an unknown match", match_id=t.match_id)
+            return
+        match.catch_up(t.history)
+        state = match.state
+        legal = state.legal_actions()
+        if sorted(map(str, legal)) != sorted(t.legal_actions):
+            self.log.error("local engine disagrees with the referee's legal actions", match_id=t.match_id, ply=t.ply)
+        turn = Turn(
+            match_id=t.match_id,
+            game_id=match.info.game_id,
+            seat=t.seat,
+            ply=t.ply,
+            state=state,
+            view=state.view(t.seat),
+            legal_actions=legal,
+            move_ms=t.move_ms,
+            time_bank_ms=t.time_bank_ms,
+        )
+        match.current = turn
+        match.retries = 0
+        self._decide(match, turn, t.turn_id)
+
+    def _decide(self, match: _Match, turn: Turn, turn_id: int) -> None:
+        if match.task is not None and not match.task.done():
+            match.task.cancel()
+        match.task = asyncio.get_running_loop().create_task(self._answer(turn, turn_id))
+
+    async def _answer(self, turn: Turn, turn_id: int) -> None:
+        try:
+            if inspect.iscoroutinefunction(self.bot.act):
+                action = await self.bot.act(turn)
+            else:
+                action = await asyncio.to_thread(self.bot.act, turn)
+        except Exception as e:  # a bug in the bot: report it and let the referee's clock decide
+            self.log.exception("bot.act raised", match_id=turn.match_id, ply=turn.ply, error=repr(e))
+            return
+        self._send(
+            bot_pb2.PlayRequest(
+                action=bot_pb2.SubmitAction(match_id=turn.match_id, seat=turn.seat, turn_id=turn_id, action=str(action))
+            )
+        )
+
+    def _refused(self, r: bot_pb2.ActionRefused) -> None:
+        code = bot_pb2.RefusalCode.Name(r.code).removeprefix("REFUSAL_CODE_").lower()
+        self.log.warning(
+            "action refused", match_id=r.match_id, seat=r.seat, action=r.action, code=code, reason=r.reason
+        )
+        match = self.matches.get(f"{r.match_id}/{r.seat}")
+        if match is None or match.current is None or code in ("stale_turn", "permission_denied", "unknown_match"):
+            return
+        if match.retries >= MAX_RETRIES_PER_TURN:
+            return
+        match.retries += 1
+        turn = replace(match.current, refusals=(*match.current.refusals, Refusal(r.action, code, r.reason)))
+        match.current = turn
+        self._decide(match, turn, r.turn_id)
+
+    def _match_ended(self, e: bot_pb2.MatchEnded) -> None:
+        r = e.result
+        for key, match in list(self.matches.items()):
+            if match.info.match_id != r.match_id:
+                continue
+            match.catch_up(e.history)
+            outcome = MatchOutcome(
+                match_id=r.match_id,
+                game_id=r.game_id,
+                seat=match.info.seat,
+                end_reason=_END_REASONS.get(r.end_reason, "unspecified"),
+                seats=tuple(
+                    SeatOutcome(s.seat, s.bot_name, s.score, s.rank, s.status == match_pb2.SEAT_STATUS_FORFEITED)
+                    for s in r.seats
+                ),
+                seed=r.seed,
+                plies=r.plies,
+            )
+            self.outcomes.append(outcome)
+            if match.task is not None:
+                match.task.cancel()
+            del self.matches[key]
+            self.bot.on_match_end(outcome)
+
+
+async def run_bot(bot: Bot, target: str, token: str, **kwargs: Any) -> list[MatchOutcome]:
+    return await BotClient(bot, target, token, **kwargs).run()
+
+
+def load_bot(spec: str, factory: Callable[[str], Bot] | None = None) -> Bot:
+    """A bot from ``path/to/file.py:ClassName`` or ``package.module:ClassName``."""
+    if ":" not in spec:
+        if factory is not None:
+            return factory(spec)
+        raise ValueError(f"{spec!r}: write FILE.py:ClassName or module:ClassName")
+    where, _, name = spec.rpartition(":")
+    if where.endswith(".py"):
+        path = Path(where)
+        if not path.is_file():
+            raise FileNotFoundError(f"no bot file {where}")
+        module_spec = importlib.util.spec_from_file_location(path.stem, path)
+        if module_spec is None or module_spec.loader is None:
+            raise ImportError(f"cannot load {where}")
+        module = importlib.util.module_from_spec(module_spec)
+        module_spec.loader.exec_module(module)
+    else:
+        module = importlib.import_module(where)
+    cls = getattr(module, name, None)
+    if not (isinstance(cls, type) and issubclass(cls, Bot)):
+        raise TypeError(f"{spec!r} is not a Bot subclass")
+    return cls()

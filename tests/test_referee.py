@@ -1,0 +1,352 @@
+"""The referee over real gRPC (grpc.aio on a loopback port) with real SDK bots.
+
+Time controls here are short so the tests are quick; they assert what happens, never how fast.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import secrets
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import grpc
+import pytest
+
+from referee import transcript
+from referee.server import Referee, start_server, token_sha256
+from referee.spec import EndReason, MatchResult, MatchSpec, SeatSpec, SeatStatus
+from referee.timecontrol import TimeControl
+from sdk._generated.arena.v1 import bot_pb2, bot_pb2_grpc, match_pb2, referee_pb2, referee_pb2_grpc
+from sdk.bot import Bot, Turn
+from sdk.client import AuthenticationError, BotClient
+
+FAST = TimeControl(first_move_ms=2000, move_ms=1000, bank_ms=1000, grace_ms=100, disconnect_grace_ms=1500,
+                   join_timeout_ms=5000)  # fmt: skip
+
+
+class RandomTestBot(Bot):
+    name = "rnd"
+    version = "1.0"
+
+    def __init__(self, seed: int = 0) -> None:
+        self.rng = random.Random(seed)
+
+    def act(self, turn: Turn) -> Any:
+        return self.rng.choice(turn.legal_actions)
+
+
+class AsyncFirstBot(Bot):
+    name = "async-first"
+
+    async def act(self, turn: Turn) -> Any:
+        await asyncio.sleep(0)
+        return turn.legal_actions[0]
+
+
+class SleeperBot(Bot):
+    """Never answers in time."""
+
+    name = "sleeper"
+
+    async def act(self, turn: Turn) -> Any:
+        await asyncio.sleep(60)
+        return turn.legal_actions[0]
+
+
+class IllegalFirstBot(Bot):
+    """Answers every turn first with garbage, then with an illegal move, then legally."""
+
+    name = "illegal-first"
+
+    def __init__(self) -> None:
+        self.refusals_seen: list[str] = []
+
+    def act(self, turn: Turn) -> Any:
+        if not turn.refusals:
+            return "no such move"
+        if len(turn.refusals) == 1:
+            self.refusals_seen.append(turn.refusals[0].code)
+            return "deal german-1" if turn.game_id == "shanghaien" else "journey 0>12"
+        self.refusals_seen.append(turn.refusals[1].code)
+        return turn.legal_actions[0]
+
+
+def spec(game_id: str, tokens: list[str], *, control: TimeControl = FAST, seed: str | None = None) -> MatchSpec:
+    return MatchSpec(
+        match_id=f"m-{secrets.token_hex(4)}",
+        game_id=game_id,
+        seats=tuple(SeatSpec(i, f"bot{i}", token_sha256(t)) for i, t in enumerate(tokens)),
+        seed=seed or secrets.token_hex(8),
+        time_control=control,
+    )
+
+
+def run(test: Callable[[Referee, str], Awaitable[None]]) -> None:
+    async def main() -> None:
+        referee = Referee()
+        server, port = await start_server(referee)
+        try:
+            await asyncio.wait_for(test(referee, f"127.0.0.1:{port}"), 120)
+        finally:
+            await referee.shutdown()
+            await server.stop(None)
+
+    asyncio.run(main())
+
+
+async def play_match(referee: Referee, target: str, game_id: str, bots: list[Bot], **kw: Any) -> MatchResult:
+    tokens = [secrets.token_hex(8) for _ in bots]
+    match = referee.start_match(spec(game_id, tokens, **kw))
+    clients = [BotClient(b, target, t, max_matches=1) for b, t in zip(bots, tokens, strict=True)]
+    tasks = [asyncio.create_task(c.run()) for c in clients]
+    result = await referee.tasks[match.match_id]
+    await asyncio.wait(tasks, timeout=5)
+    for t in tasks:
+        t.cancel()
+    return result
+
+
+def verify(referee: Referee, match_id: str) -> transcript.VerifyError | None:
+    return transcript.verify_lines(referee.matches[match_id].lines)
+
+
+@pytest.mark.parametrize("game_id", ["shanghaien", "shangrila-3p", "shangrila-4p"])
+def test_full_match_per_game(game_id: str) -> None:
+    async def test(referee: Referee, target: str) -> None:
+        n = 2 if game_id == "shanghaien" else int(game_id[-2])
+        bots: list[Bot] = [RandomTestBot(i) for i in range(n - 1)] + [AsyncFirstBot()]
+        result = await play_match(referee, target, game_id, bots)
+        assert result.end_reason is EndReason.COMPLETED
+        assert sorted(s.rank for s in result.seats)[0] == 1
+        assert all(s.strikes == 0 and s.status is SeatStatus.ACTIVE for s in result.seats)
+        assert result.seats[0].bot_version == "1.0"
+        assert verify(referee, result.match_id) is None
+        header = json.loads(referee.matches[result.match_id].lines[0])
+        assert header["seed_sha256"] == result.seed_sha256 and "seed" not in header
+
+    run(test)
+
+
+def test_sleeper_gets_strikes_fallbacks_and_forfeits() -> None:
+    control = TimeControl(first_move_ms=150, move_ms=100, bank_ms=50, grace_ms=20, join_timeout_ms=5000)
+
+    async def test(referee: Referee, target: str) -> None:
+        result = await play_match(referee, target, "shanghaien", [SleeperBot(), RandomTestBot()], control=control)
+        assert result.end_reason is EndReason.FORFEIT
+        sleeper = result.seats[0]
+        assert sleeper.strikes == 3 and sleeper.status is SeatStatus.FORFEITED
+        assert [s.rank for s in result.seats] == [2, 1]
+        events = [json.loads(line) for line in referee.matches[result.match_id].lines]
+        strikes = [e for e in events if e["type"] == "strike"]
+        assert [e["strikes"] for e in strikes] == [1, 2, 3]
+        fallbacks = [e for e in events if e["type"] == "ply" and e.get("fallback")]
+        assert len(fallbacks) == 2  # the third miss forfeits a two-player match at once
+        assert events[-1]["forfeited"] == [0]
+        assert verify(referee, result.match_id) is None
+
+    run(test)
+
+
+def test_forfeited_seat_keeps_playing_by_fallback_in_multiplayer() -> None:
+    control = TimeControl(first_move_ms=100, move_ms=60, bank_ms=0, grace_ms=20, join_timeout_ms=5000)
+
+    async def test(referee: Referee, target: str) -> None:
+        bots: list[Bot] = [RandomTestBot(1), SleeperBot(), RandomTestBot(2)]
+        result = await play_match(referee, target, "shangrila-3p", bots, control=control)
+        assert result.end_reason is EndReason.COMPLETED
+        assert result.seats[1].status is SeatStatus.FORFEITED and result.seats[1].rank == 3
+        assert {result.seats[0].rank, result.seats[2].rank} <= {1, 2}
+        assert verify(referee, result.match_id) is None
+
+    run(test)
+
+
+def test_illegal_actions_are_refused_with_reasons_and_retry_works() -> None:
+    async def test(referee: Referee, target: str) -> None:
+        bot = IllegalFirstBot()
+        result = await play_match(referee, target, "shanghaien", [bot, RandomTestBot()])
+        assert result.end_reason is EndReason.COMPLETED
+        assert result.seats[0].strikes == 0
+        assert result.seats[0].refusals >= 2 * 10
+        assert set(bot.refusals_seen) == {"syntax", "illegal"}
+        events = [json.loads(line) for line in referee.matches[result.match_id].lines]
+        refusal = next(e for e in events if e["type"] == "refusal" and e["code"] == "illegal")
+        assert refusal["reason"]
+        assert verify(referee, result.match_id) is None
+
+    run(test)
+
+
+def test_match_that_never_starts_is_aborted() -> None:
+    control = TimeControl(first_move_ms=100, move_ms=100, bank_ms=0, join_timeout_ms=300)
+
+    async def test(referee: Referee, target: str) -> None:
+        match = referee.start_match(spec("shanghaien", ["a", "b"], control=control))
+        result = await referee.tasks[match.match_id]
+        assert result.end_reason is EndReason.ABORTED
+        assert "did not join" in result.detail
+
+    run(test)
+
+
+class DisconnectingBot(RandomTestBot):
+    """Plays, then drops its connection once after ``after`` moves."""
+
+    def __init__(self, after: int) -> None:
+        super().__init__()
+        self.after = after
+        self.moves = 0
+        self.client: BotClient | None = None
+
+    def act(self, turn: Turn) -> Any:
+        self.moves += 1
+        if self.moves == self.after and self.client is not None:
+            self.client.stop()
+        return super().act(turn)
+
+
+@pytest.mark.parametrize("back_after", [0.3, 3.0])
+def test_disconnect_and_reconnect(back_after: float) -> None:
+    async def test(referee: Referee, target: str) -> None:
+        tokens = ["tok-a", "tok-b"]
+        match = referee.start_match(spec("shanghaien", tokens))
+        dropper = DisconnectingBot(after=5)
+        first = BotClient(dropper, target, tokens[0], reconnect=False)
+        dropper.client = first
+        other = asyncio.create_task(BotClient(RandomTestBot(), target, tokens[1], max_matches=1).run())
+        await first.run()  # returns when the bot stops its own connection
+        await asyncio.sleep(back_after)
+        again = asyncio.create_task(BotClient(RandomTestBot(7), target, tokens[0], max_matches=1).run())
+        result = await referee.tasks[match.match_id]
+        events = [json.loads(line)["type"] for line in match.lines]
+        assert "disconnect" in events
+        if back_after < FAST.disconnect_grace_ms / 1000:
+            assert "reconnect" in events and "forfeit" not in events
+            assert result.end_reason is EndReason.COMPLETED
+        else:
+            assert "forfeit" in events
+            assert result.end_reason is EndReason.FORFEIT
+            assert result.seats[0].status is SeatStatus.FORFEITED and result.seats[0].rank == 2
+        assert verify(referee, match.match_id) is None
+        for t in (other, again):
+            t.cancel()
+
+    run(test)
+
+
+def test_wrong_token_is_unauthenticated() -> None:
+    async def test(referee: Referee, target: str) -> None:
+        referee.start_match(spec("shanghaien", ["good-a", "good-b"]))
+        with pytest.raises(AuthenticationError, match="unknown bot token"):
+            await BotClient(RandomTestBot(), target, "wrong").run()
+        async with grpc.aio.insecure_channel(target) as channel:
+            stub = bot_pb2_grpc.BotServiceStub(channel)  # type: ignore[no-untyped-call]
+            call = stub.Play(iter([bot_pb2.PlayRequest(hello=bot_pb2.Hello(bot_name="x"))]))
+            with pytest.raises(grpc.aio.AioRpcError) as info:
+                async for _ in call:
+                    pass
+            assert info.value.code() == grpc.StatusCode.UNAUTHENTICATED
+
+    run(test)
+
+
+def test_acting_in_someone_elses_seat_is_permission_denied() -> None:
+    async def test(referee: Referee, target: str) -> None:
+        match = referee.start_match(spec("shanghaien", ["tok-a", "tok-b"]))
+        b = asyncio.create_task(BotClient(RandomTestBot(), target, "tok-b", max_matches=1).run())
+        async with grpc.aio.insecure_channel(target) as channel:
+            stub = bot_pb2_grpc.BotServiceStub(channel)  # type: ignore[no-untyped-call]
+            requests: asyncio.Queue[bot_pb2.PlayRequest | None] = asyncio.Queue()
+            await requests.put(bot_pb2.PlayRequest(hello=bot_pb2.Hello(bot_name="a")))
+
+            async def feed() -> Any:
+                while (item := await requests.get()) is not None:
+                    yield item
+
+            call = stub.Play(feed(), metadata=(("authorization", "Bearer tok-a"),))
+            async for message in call:
+                kind = message.WhichOneof("message")
+                if kind == "turn":
+                    # answer for seat 1, which belongs to the other bot
+                    wrong = bot_pb2.SubmitAction(match_id=match.match_id, seat=1, turn_id=message.turn.turn_id,
+                                                 action=message.turn.legal_actions[0])  # fmt: skip
+                    await requests.put(bot_pb2.PlayRequest(action=wrong))
+                elif kind == "refused":
+                    assert message.refused.code == bot_pb2.REFUSAL_CODE_PERMISSION_DENIED
+                    assert "not your bot's seat" in message.refused.reason
+                    # the match goes on: a proper answer is still taken
+                    await requests.put(None)
+                    break
+        b.cancel()
+        assert match.result is None or match.result.end_reason is not EndReason.ABORTED
+
+    run(test)
+
+
+def test_referee_service_start_get_watch_and_errors() -> None:
+    async def test(referee: Referee, target: str) -> None:
+        referee.admin_token = "admin"
+        async with grpc.aio.insecure_channel(target) as channel:
+            stub = referee_pb2_grpc.RefereeServiceStub(channel)  # type: ignore[no-untyped-call]
+            md = (("authorization", "Bearer admin"),)
+            seats = [match_pb2.SeatSpec(seat=i, bot_name=f"b{i}", token_sha256=token_sha256(f"t{i}")) for i in range(2)]
+            request = referee_pb2.StartMatchRequest(spec=match_pb2.MatchSpec(match_id="w1", game_id="shanghaien",
+                                                                             seats=seats, seed="s"))  # fmt: skip
+            with pytest.raises(grpc.aio.AioRpcError) as info:
+                await stub.StartMatch(request)
+            assert info.value.code() == grpc.StatusCode.UNAUTHENTICATED
+            started = await stub.StartMatch(request, metadata=md)
+            assert started.seed_sha256 == transcript.hashlib.sha256(b"s").hexdigest()
+            with pytest.raises(grpc.aio.AioRpcError) as info:
+                await stub.StartMatch(request, metadata=md)
+            assert info.value.code() == grpc.StatusCode.ALREADY_EXISTS
+            bad = referee_pb2.StartMatchRequest(spec=match_pb2.MatchSpec(match_id="w2", game_id="chess", seats=seats))
+            with pytest.raises(grpc.aio.AioRpcError) as info:
+                await stub.StartMatch(bad, metadata=md)
+            assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT and "chess" in (info.value.details() or "")
+            with pytest.raises(grpc.aio.AioRpcError) as info:
+                await stub.GetMatch(referee_pb2.GetMatchRequest(match_id="nope"))
+            assert info.value.code() == grpc.StatusCode.NOT_FOUND
+            bots = [
+                asyncio.create_task(BotClient(RandomTestBot(i), target, f"t{i}", max_matches=1).run()) for i in range(2)
+            ]
+            lines = [r.transcript_line async for r in stub.WatchMatch(referee_pb2.WatchMatchRequest(match_id="w1"))
+                     if r.WhichOneof("event") == "transcript_line"]  # fmt: skip
+            assert json.loads(lines[0])["type"] == "header" and json.loads(lines[-1])["type"] == "footer"
+            assert transcript.verify_lines(lines) is None
+            got = await stub.GetMatch(referee_pb2.GetMatchRequest(match_id="w1"))
+            assert got.finished and got.result.end_reason == match_pb2.END_REASON_COMPLETED
+            for t in bots:
+                t.cancel()
+
+    run(test)
+
+
+def test_tampered_transcript_fails_verification() -> None:
+    async def test(referee: Referee, target: str) -> None:
+        result = await play_match(referee, target, "shanghaien", [RandomTestBot(1), RandomTestBot(2)])
+        lines = list(referee.matches[result.match_id].lines)
+        assert transcript.verify_lines(lines) is None
+        # change the first player action to another legal-looking one
+        i = next(i for i, line in enumerate(lines) if '"actor":0' in line and '"roll"' not in line)
+        event = json.loads(lines[i])
+        event["action"] = "place 6 fwd" if event["action"] != "place 6 fwd" else "place 1 fwd"
+        tampered = [*lines[:i], json.dumps(event), *lines[i + 1 :]]
+        error = transcript.verify_lines(tampered)
+        assert error is not None and error.line == i + 1
+        # a wrong seed
+        footer = json.loads(lines[-1])
+        footer["seed"] = "other"
+        error = transcript.verify_lines([*lines[:-1], json.dumps(footer)])
+        assert error is not None and "seed" in error.message
+        # a forged chance outcome
+        j = next(i for i, line in enumerate(lines) if '"actor":-1' in line and "dice" in line)
+        event = json.loads(lines[j])
+        event["action"] = "dice 6 6" if event["action"] != "dice 6 6" else "dice 1 1"
+        error = transcript.verify_lines([*lines[:j], json.dumps(event), *lines[j + 1 :]])
+        assert error is not None and error.line == j + 1 and "seed" in error.message
+
+    run(test)
