@@ -38,7 +38,7 @@ def ensure_venv() -> None:
     if not (BIN / "python").exists():
         print(f"creating {VENV}", flush=True)
         venv.create(VENV, with_pip=True)
-    pip = [BIN / "python", "-m", "pip", "install", "--disable-pip-version-check", "-q"]
+    pip: list[str | Path] = [BIN / "python", "-m", "pip", "install", "--disable-pip-version-check", "-q"]
     if run(*pip, "-e", ".[test,dev]") != 0:
         sys.exit("installing the project into .venv failed (see pip's output above)")
     STAMP.write_text(digest)
@@ -46,7 +46,7 @@ def ensure_venv() -> None:
 
 def test(args: list[str]) -> int:
     py = BIN / "python"
-    checks = [
+    checks: list[list[str | Path]] = [
         [py, "-m", "ruff", "check", "."],
         [py, "-m", "mypy"],
         [py, "-m", "pytest", *args],

@@ -33,8 +33,23 @@ def pick(outcomes: Sequence[tuple[Any, Fraction]], x: int) -> Any:
     raise ValueError("chance probabilities do not sum to 1")
 
 
+def pick_weighted(outcomes: Sequence[tuple[Any, int]], x: int) -> Any:
+    """``pick`` for integer weights: the same choice, in integer arithmetic (probability = w / total)."""
+    total = sum(w for _, w in outcomes)
+    target = x * total
+    cumulative = 0
+    for action, weight in outcomes:
+        cumulative += weight
+        if target < cumulative << 64:
+            return action
+    raise ValueError("no chance outcomes")
+
+
 def sample(state: Any, seed: str, ply: int) -> Any:
     """The chance outcome of ``state`` (a chance node) at ``ply`` of the match with ``seed``."""
+    weights = getattr(state, "chance_weights", None)
+    if weights is not None:
+        return pick_weighted(weights(), draw(seed, ply))
     return pick(state.chance_outcomes_exact(), draw(seed, ply))
 
 

@@ -59,6 +59,8 @@ class Session:
     queue: asyncio.Queue[bot_pb2.PlayResponse | None] = field(default_factory=asyncio.Queue)
     seats: set[tuple[str, int]] = field(default_factory=set)
     hello: bool = False
+    view_json: bool = True
+    acks: bool = False
 
     def wants(self, match_id: str) -> bool:
         return not self.match_filter or match_id in self.match_filter
@@ -92,7 +94,7 @@ class Session:
                     turn_id=turn_id,
                     ply=match.ply,
                     history=history_records(match, history_from),
-                    view_json=json.dumps(state.view(seat).to_dict(), separators=(",", ":")),
+                    view_json=json.dumps(state.view(seat).to_dict(), separators=(",", ":")) if self.view_json else "",
                     legal_actions=[str(a) for a in state.legal_actions()],
                     move_ms=move_ms,
                     time_bank_ms=bank_ms,
@@ -239,6 +241,8 @@ class Referee:
         session.bot_name = hello.bot_name
         session.bot_version = hello.bot_version
         session.match_filter = frozenset(hello.match_ids)
+        session.view_json = not hello.omit_view_json
+        session.acks = hello.want_acks
         session.send(
             bot_pb2.PlayResponse(
                 welcome=bot_pb2.Welcome(
@@ -262,7 +266,9 @@ class Referee:
                 match.detach(seat, session)
         session.seats.clear()
 
-    def submit(self, session: Session, action: bot_pb2.SubmitAction) -> bot_pb2.PlayResponse:
+    def submit(self, session: Session, action: bot_pb2.SubmitAction) -> bot_pb2.PlayResponse | None:
+        """The refusal or acknowledgement to send back (None: taken, and the bot wants no acks)."""
+
         def refused(code: str, reason: str, remaining_ms: int = 0) -> bot_pb2.PlayResponse:
             return bot_pb2.PlayResponse(
                 refused=bot_pb2.ActionRefused(
@@ -289,6 +295,8 @@ class Referee:
             taken, think_ms = match.submit(action.seat, action.turn_id, action.action)
         except RefusalError as e:
             return refused(e.code, e.reason, e.remaining_ms)
+        if not session.acks:
+            return None
         return bot_pb2.PlayResponse(
             accepted=bot_pb2.ActionAccepted(
                 match_id=action.match_id, seat=action.seat, turn_id=action.turn_id, action=str(taken), think_ms=think_ms
@@ -337,7 +345,9 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):
                 if kind == "hello":
                     self.referee.hello(session, request.hello)
                 elif kind == "action":
-                    session.send(self.referee.submit(session, request.action))
+                    reply = self.referee.submit(session, request.action)
+                    if reply is not None:
+                        session.send(reply)
                 elif kind == "ping":
                     session.send(bot_pb2.PlayResponse(pong=bot_pb2.Pong(nonce=request.ping.nonce)))
         except (asyncio.CancelledError, grpc.aio.AioRpcError):

@@ -129,6 +129,7 @@ class BotClient:
                     bot_version=self.bot.version,
                     sdk_version=SDK_VERSION,
                     match_ids=list(self.match_ids),
+                    omit_view_json=True,  # we replay the history and build the view locally
                 )
             )
         )

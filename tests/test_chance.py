@@ -45,3 +45,29 @@ def test_dice_frequencies_match_the_engine() -> None:
 
 def test_seed_hash_is_sha256_hex() -> None:
     assert chance.seed_hash("abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+
+
+def test_integer_weights_pick_exactly_as_the_fractions() -> None:
+    """The referee's fast path (chance_weights) and the documented rule (exact fractions) agree."""
+    from referee.games.shanghaien import ShanghaienState
+
+    state = games.get("shanghaien").new_state()
+    assert isinstance(state, ShanghaienState)
+    rolled = state
+    for text in ["deal german-1", "deal german-2", "deal german-3", "deal german-4", "deal french-1", "deal french-2"]:
+        rolled = rolled.apply(rolled.parse_action(text))
+    rolled = rolled.apply(rolled.parse_action("roll"))
+    for node in (state, rolled):
+        exact = node.chance_outcomes_exact()
+        weights = node.chance_weights()
+        assert [a for a, _ in exact] == [a for a, _ in weights]
+        total = sum(w for _, w in weights)
+        assert [Fraction(w, total) for _, w in weights] == [p for _, p in exact]
+        for ply in range(3000):
+            x = chance.draw("agree", ply)
+            assert chance.pick(exact, x) is chance.pick_weighted(weights, x)
+        edges = [0, chance.SCALE - 1] + [
+            int(sum(p for _, p in exact[: i + 1]) * chance.SCALE) for i in range(len(exact) - 1)
+        ]
+        for x in edges + [e - 1 for e in edges if e]:
+            assert chance.pick(exact, x) is chance.pick_weighted(weights, x)

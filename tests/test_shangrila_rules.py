@@ -462,7 +462,7 @@ def test_view_and_render_show_the_position() -> None:
     v = s.view(BLUE)
     assert v.seat == BLUE and v.to_move == RED and v.phase == "play"
     assert v.villages[7][DISCIPLINES.index("dragonbreeder")] is not None
-    assert v.to_dict()["masters"] == tuple(s.scores())
+    assert v.to_dict()["masters"] == s.scores()
     picture = s.render()
     assert "R+r" in picture and "blue" in picture
     with pytest.raises(ValueError):

@@ -45,6 +45,7 @@ NN: Final = len(NATIONS)
 _DICE_OUTCOMES: Final = tuple((action, Fraction(1 if a == b else 2, 36)) for (a, b), action in sorted(A.DICE.items()))
 _DICE_FLOAT: Final = tuple((action, float(p)) for action, p in _DICE_OUTCOMES)
 _DICE_ACTIONS: Final = tuple(action for action, _ in _DICE_OUTCOMES)
+_DICE_WEIGHTS: Final = tuple((action, int(p * 36)) for action, p in _DICE_OUTCOMES)
 
 
 class ShanghaienGame:
@@ -187,6 +188,16 @@ class ShanghaienState:
             return [(deal[t], c / left) for t, c in enumerate(self.deck) if c]
         return []
 
+    def chance_weights(self) -> list[tuple[ShanghaienAction, int]]:
+        """Chance outcomes with integer weights (probability = weight / sum of weights): copies
+        left for a deal, 1 or 2 for dice. Exact like ``chance_outcomes_exact``, and cheap."""
+        if self.phase == Phase.DICE:
+            return list(_DICE_WEIGHTS)
+        if self.phase == Phase.DEAL:
+            deal = A.DEAL
+            return [(deal[t], c) for t, c in enumerate(self.deck) if c]
+        return []
+
     def chance_outcomes_exact(self) -> list[tuple[ShanghaienAction, Fraction]]:
         """As ``chance_outcomes``, with exact rational probabilities."""
         if self.phase == Phase.DICE:
@@ -310,16 +321,16 @@ class ShanghaienState:
         self.discards = tuple(discards)
         self.last_caller = caller
         self.rolled = ()
+        self.tavern = ()  # every card is now in a crew, among the tricks held, or out of the game
+        self.dice_on = (0,) * (2 * TAVERN_SIZE)
+        self.orient = 0
+        self.placed = (0, 0)
+        self.trick_used = (False, False)
         if self.round == ROUNDS:
             self.phase = Phase.OVER
             return
         self.round += 1
         self.starter = self.player = 1 - caller  # H3
-        self.tavern = ()
-        self.dice_on = (0,) * (2 * TAVERN_SIZE)
-        self.orient = 0
-        self.placed = (0, 0)
-        self.trick_used = (False, False)
         self.phase = Phase.DEAL
 
     def position_value(self, position: int) -> int:

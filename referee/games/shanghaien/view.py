@@ -7,7 +7,7 @@ a seat's view is cut from a state, so a rule that hid something would filter it 
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from referee.games.shanghaien.deck import CARD_TYPES, NATIONS, TRICKS
@@ -99,4 +99,65 @@ class ShanghaienView:
         )
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """Plain JSON-ready data, built directly (it is on the referee's per-turn path)."""
+        return {
+            "game_id": self.game_id,
+            "seat": self.seat,
+            "to_move": self.to_move,
+            "phase": self.phase,
+            "round": self.round,
+            "starter": self.starter,
+            "orientation": self.orientation,
+            "tavern": [
+                {"position": t.position, "card": t.card, "die_value": t.die_value, "dice": list(t.dice)}
+                for t in self.tavern
+            ],
+            "rolled": list(self.rolled),
+            "crews": [
+                {
+                    "sailors": list(c.sailors),
+                    "wild": [list(w) for w in c.wild],
+                    "strength": dict(c.strength),
+                    "tricks": dict(c.tricks),
+                    "dice_in_supply": c.dice_in_supply,
+                    "placed_this_round": c.placed_this_round,
+                    "trick_used_this_round": c.trick_used_this_round,
+                }
+                for c in self.crews
+            ],
+            "deck_left": dict(self.deck_left),
+            "out_of_game": list(self.out_of_game),
+            "points": list(self.points),
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ShanghaienView:
+        return cls(
+            game_id=data["game_id"],
+            seat=data["seat"],
+            to_move=data["to_move"],
+            phase=data["phase"],
+            round=data["round"],
+            starter=data["starter"],
+            orientation=data["orientation"],
+            tavern=tuple(
+                TavernCard(t["position"], t["card"], t["die_value"], (t["dice"][0], t["dice"][1]))
+                for t in data["tavern"]
+            ),
+            rolled=tuple(data["rolled"]),
+            crews=tuple(
+                Crew(
+                    sailors=tuple(c["sailors"]),
+                    wild=tuple((w[0], w[1]) for w in c["wild"]),
+                    strength=dict(c["strength"]),
+                    tricks=dict(c["tricks"]),
+                    dice_in_supply=c["dice_in_supply"],
+                    placed_this_round=c["placed_this_round"],
+                    trick_used_this_round=c["trick_used_this_round"],
+                )
+                for c in data["crews"]
+            ),
+            deck_left=dict(data["deck_left"]),
+            out_of_game=tuple(data["out_of_game"]),
+            points=tuple(data["points"]),
+        )

@@ -54,16 +54,20 @@ class PlayResponse(_message.Message):
     def __init__(self, welcome: _Optional[_Union[Welcome, _Mapping]] = ..., match_started: _Optional[_Union[MatchStarted, _Mapping]] = ..., turn: _Optional[_Union[Turn, _Mapping]] = ..., accepted: _Optional[_Union[ActionAccepted, _Mapping]] = ..., refused: _Optional[_Union[ActionRefused, _Mapping]] = ..., match_ended: _Optional[_Union[MatchEnded, _Mapping]] = ..., pong: _Optional[_Union[Pong, _Mapping]] = ...) -> None: ...
 
 class Hello(_message.Message):
-    __slots__ = ("bot_name", "bot_version", "sdk_version", "match_ids")
+    __slots__ = ("bot_name", "bot_version", "sdk_version", "match_ids", "omit_view_json", "want_acks")
     BOT_NAME_FIELD_NUMBER: _ClassVar[int]
     BOT_VERSION_FIELD_NUMBER: _ClassVar[int]
     SDK_VERSION_FIELD_NUMBER: _ClassVar[int]
     MATCH_IDS_FIELD_NUMBER: _ClassVar[int]
+    OMIT_VIEW_JSON_FIELD_NUMBER: _ClassVar[int]
+    WANT_ACKS_FIELD_NUMBER: _ClassVar[int]
     bot_name: str
     bot_version: str
     sdk_version: str
     match_ids: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, bot_name: _Optional[str] = ..., bot_version: _Optional[str] = ..., sdk_version: _Optional[str] = ..., match_ids: _Optional[_Iterable[str]] = ...) -> None: ...
+    omit_view_json: bool
+    want_acks: bool
+    def __init__(self, bot_name: _Optional[str] = ..., bot_version: _Optional[str] = ..., sdk_version: _Optional[str] = ..., match_ids: _Optional[_Iterable[str]] = ..., omit_view_json: _Optional[bool] = ..., want_acks: _Optional[bool] = ...) -> None: ...
 
 class Welcome(_message.Message):
     __slots__ = ("session_id", "referee_version", "max_message_bytes")
