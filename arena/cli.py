@@ -70,7 +70,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 def cmd_play(args: argparse.Namespace) -> int:
     from arena.play import Player, play
+    from referee.logs import configure
 
+    configure(json=False, level=args.log_level)
     game = games.get(args.game)
     specs = [args.bot, *(args.vs or ["reference"])]
     if len(specs) == 2 and game.num_players > 2:
@@ -259,6 +261,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--first-move-ms", type=int, help="first-move allowance (default: the game's)")
     p.add_argument("--out", help="folder for transcripts (default transcripts/play-TIME)")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    p.add_argument("--log-level", default="WARNING", help="referee log level (default WARNING)")
     p.set_defaults(func=cmd_play)
 
     bot = sub.add_parser("bot", help="bots").add_subparsers(dest="bot_command", required=True)

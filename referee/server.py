@@ -189,8 +189,9 @@ def spec_from_proto(p: match_pb2.MatchSpec) -> MatchSpec:
 class Referee:
     """Hosts matches and bot sessions. Servicers delegate here; the arena hooks ``on_result``."""
 
-    def __init__(self, *, admin_token: str | None = None) -> None:
+    def __init__(self, *, admin_token: str | None = None, keep_finished_s: float = 600.0) -> None:
         self.admin_token = admin_token
+        self.keep_finished_s = keep_finished_s  # finished matches stay queryable this long, then are dropped
         self.matches: dict[str, Match] = {}
         self.tasks: dict[str, asyncio.Task[MatchResult]] = {}
         self.sessions: dict[str, set[Session]] = {}  # token hash -> live sessions
@@ -222,6 +223,7 @@ class Referee:
         return match
 
     def _done(self, match: Match, task: asyncio.Task[MatchResult]) -> None:
+        asyncio.get_running_loop().call_later(self.keep_finished_s, self._forget, match.match_id)
         if task.cancelled():
             return
         error = task.exception()
@@ -230,6 +232,10 @@ class Referee:
             return
         for callback in self.on_result:
             callback(match, task.result())
+
+    def _forget(self, match_id: str) -> None:
+        self.matches.pop(match_id, None)
+        self.tasks.pop(match_id, None)
 
     def open_session(self, token_hash: str) -> Session:
         session = Session(session_id=f"s{next(self._ids)}", token_hash=token_hash)

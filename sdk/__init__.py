@@ -1,5 +1,7 @@
-"""The bot SDK: reference players now; the gRPC bot client arrives with the referee service."""
+"""The bot SDK: write a ``Bot``, run it against a referee with ``BotClient`` (or ``arena bot run``),
+and use the engines (``referee.games``) for local simulation and search."""
 
-from sdk.players import PLAYERS, Player, greedy_player, random_player
+from referee import games
+from sdk.bot import Bot, MatchInfo, MatchOutcome, Refusal, SeatOutcome, Turn
 
-__all__ = ["PLAYERS", "Player", "greedy_player", "random_player"]
+__all__ = ["Bot", "MatchInfo", "MatchOutcome", "Refusal", "SeatOutcome", "Turn", "games"]

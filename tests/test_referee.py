@@ -350,3 +350,54 @@ def test_tampered_transcript_fails_verification() -> None:
         assert error is not None and error.line == j + 1 and "seed" in error.message
 
     run(test)
+
+
+def test_malformed_requests_are_refused_and_the_session_survives() -> None:
+    async def test(referee: Referee, target: str) -> None:
+        match = referee.start_match(spec("shanghaien", ["tok-a", "tok-b"]))
+        async with grpc.aio.insecure_channel(target) as channel:
+            stub = bot_pb2_grpc.BotServiceStub(channel)  # type: ignore[no-untyped-call]
+            requests: asyncio.Queue[bot_pb2.PlayRequest | None] = asyncio.Queue()
+
+            async def feed() -> Any:
+                while (item := await requests.get()) is not None:
+                    yield item
+
+            call = stub.Play(feed(), metadata=(("authorization", "Bearer tok-a"),))
+            early = bot_pb2.SubmitAction(match_id=match.match_id, seat=0, turn_id=1, action="roll")
+            await requests.put(bot_pb2.PlayRequest(action=early))  # before Hello
+            await requests.put(bot_pb2.PlayRequest())  # an empty message: ignored
+            await requests.put(bot_pb2.PlayRequest(hello=bot_pb2.Hello(bot_name="a")))
+            huge = bot_pb2.SubmitAction(match_id=match.match_id, seat=0, turn_id=1, action="x" * 1000)
+            await requests.put(bot_pb2.PlayRequest(action=huge))
+            unknown = bot_pb2.SubmitAction(match_id="nope", seat=0, turn_id=1, action="roll")
+            await requests.put(bot_pb2.PlayRequest(action=unknown))
+            await requests.put(bot_pb2.PlayRequest(ping=bot_pb2.Ping(nonce=7)))
+            seen: list[str] = []
+            async for message in call:
+                kind = message.WhichOneof("message")
+                if kind == "refused":
+                    seen.append(bot_pb2.RefusalCode.Name(message.refused.code))
+                elif kind == "pong":
+                    assert message.pong.nonce == 7
+                    break
+            await requests.put(None)
+        assert seen == ["REFUSAL_CODE_MALFORMED", "REFUSAL_CODE_MALFORMED", "REFUSAL_CODE_UNKNOWN_MATCH"]
+        assert match.result is None  # nothing of it reached the match
+
+    run(test)
+
+
+def test_oversized_message_is_rejected_by_grpc() -> None:
+    async def test(referee: Referee, target: str) -> None:
+        referee.start_match(spec("shanghaien", ["tok-a", "tok-b"]))
+        async with grpc.aio.insecure_channel(target) as channel:
+            stub = bot_pb2_grpc.BotServiceStub(channel)  # type: ignore[no-untyped-call]
+            big = bot_pb2.PlayRequest(hello=bot_pb2.Hello(bot_name="x" * (512 * 1024)))
+            call = stub.Play(iter([big]), metadata=(("authorization", "Bearer tok-a"),))
+            with pytest.raises(grpc.aio.AioRpcError) as info:
+                async for _ in call:
+                    pass
+            assert info.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+
+    run(test)
