@@ -1,0 +1,171 @@
+"""The match queue: Redis Streams with one consumer group, one stream per priority.
+
+- ``enqueue`` is idempotent by match id: a Lua script creates the match record and appends the
+  stream entry only if the match does not exist yet, atomically.
+- ``claim`` reads with XREADGROUP, higher priority first; the entry stays in the group's pending
+  list (the worker's lease) until ``complete`` acknowledges it. A worker renews its lease with
+  ``renew`` (XCLAIM ... JUSTID resets the idle time); ``reclaim`` (XAUTOCLAIM) lets any worker take
+  over entries whose lease ran out, e.g. from a worker killed with SIGKILL.
+- ``complete`` records the result exactly once (a second delivery changes nothing).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+import redis
+
+from arena import keys
+
+
+class Priority(StrEnum):
+    """Queues are read in this order: requested matches before ladder matches."""
+
+    REQUESTED = "requested"
+    LADDER = "ladder"
+
+
+PRIORITIES = (Priority.REQUESTED, Priority.LADDER)
+
+
+class MatchStatus(StrEnum):
+    QUEUED = "queued"
+    RUNNING = "running"
+    FINISHED = "finished"
+
+
+class DuplicateMatchError(Exception):
+    """A match with that id exists already; the queue is unchanged."""
+
+
+_ENQUEUE = """
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('HSET', KEYS[1], 'spec', ARGV[1], 'status', 'queued', 'priority', ARGV[2], 'enqueued_at', ARGV[3])
+redis.call('XADD', KEYS[2], '*', 'match_id', ARGV[4])
+return 1
+"""
+
+_COMPLETE = """
+if redis.call('HEXISTS', KEYS[1], 'result') == 1 then
+  redis.call('XACK', KEYS[2], ARGV[3], ARGV[4])
+  redis.call('XDEL', KEYS[2], ARGV[4])
+  return 0
+end
+redis.call('HSET', KEYS[1], 'result', ARGV[1], 'status', 'finished', 'finished_at', ARGV[2])
+redis.call('XADD', KEYS[3], '*', 'match_id', ARGV[5])
+redis.call('XACK', KEYS[2], ARGV[3], ARGV[4])
+redis.call('XDEL', KEYS[2], ARGV[4])
+return 1
+"""
+
+_RENEW = """
+local p = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[2], ARGV[2], 1)
+if #p == 0 or p[1][2] ~= ARGV[3] then return 0 end
+redis.call('XCLAIM', KEYS[1], ARGV[1], ARGV[3], 0, ARGV[2], 'JUSTID')
+return 1
+"""
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A match a worker holds a lease on."""
+
+    match_id: str
+    priority: Priority
+    entry_id: str
+    spec: dict[str, Any]
+
+
+class MatchQueue:
+    def __init__(self, client: redis.Redis, *, lease_ms: int = 15_000) -> None:
+        self.r = client
+        self.lease_ms = lease_ms
+        self._enqueue = client.register_script(_ENQUEUE)
+        self._complete = client.register_script(_COMPLETE)
+        self._renew = client.register_script(_RENEW)
+        for p in PRIORITIES:
+            try:
+                client.xgroup_create(keys.queue(p), keys.CONSUMER_GROUP, id="0", mkstream=True)
+            except redis.ResponseError as e:
+                if "BUSYGROUP" not in str(e):
+                    raise
+
+    def enqueue(self, match_id: str, spec: dict[str, Any], priority: Priority = Priority.REQUESTED) -> None:
+        """Queue a match; DuplicateMatchError if the id is taken (nothing is changed then)."""
+        created = self._enqueue(
+            keys=[keys.match(match_id), keys.queue(priority)],
+            args=[json.dumps(spec), priority.value, f"{time.time():.6f}", match_id],
+        )
+        if not created:
+            raise DuplicateMatchError(f"match {match_id!r} already exists")
+
+    def claim(self, worker: str, block_ms: int | None = None) -> Claim | None:
+        """The next queued match, higher priority first, leased to ``worker``; None if none came."""
+        for p in PRIORITIES:
+            claim = self._read(worker, {keys.queue(p): ">"}, None)
+            if claim is not None:
+                return claim
+        if block_ms:
+            return self._read(worker, {keys.queue(p): ">" for p in PRIORITIES}, block_ms)
+        return None
+
+    def _read(self, worker: str, streams: dict[Any, Any], block_ms: int | None) -> Claim | None:
+        reply: Any = self.r.xreadgroup(keys.CONSUMER_GROUP, worker, streams, count=1, block=block_ms)
+        for stream, entries in reply or []:
+            for entry_id, fields in entries:
+                return self._claimed(worker, _s(stream), _s(entry_id), _s(fields[b"match_id"]))
+        return None
+
+    def _claimed(self, worker: str, stream: str, entry_id: str, match_id: str) -> Claim:
+        priority = Priority(stream.removeprefix(keys.queue("")))
+        self.r.hset(keys.match(match_id), mapping={"status": "running", "worker": worker, "claimed_at": time.time()})
+        spec = json.loads(self.r.hget(keys.match(match_id), "spec") or "{}")
+        return Claim(match_id, priority, entry_id, spec)
+
+    def renew(self, worker: str, claim: Claim) -> bool:
+        """Keep the lease: resets the entry's idle time. False if another worker took it over (or it is done)."""
+        return bool(self._renew(keys=[keys.queue(claim.priority)], args=[keys.CONSUMER_GROUP, claim.entry_id, worker]))
+
+    def reclaim(self, worker: str) -> list[Claim]:
+        """Take over every entry whose lease ran out (its worker died or stalled)."""
+        out: list[Claim] = []
+        for p in PRIORITIES:
+            stream = keys.queue(p)
+            reply: Any = self.r.xautoclaim(stream, keys.CONSUMER_GROUP, worker, self.lease_ms, "0-0", count=100)
+            entries = reply[1]
+            for entry_id, fields in entries:
+                if fields:
+                    out.append(self._claimed(worker, stream, _s(entry_id), _s(fields[b"match_id"])))
+        return out
+
+    def complete(self, claim: Claim, result: dict[str, Any]) -> bool:
+        """Record the result and release the lease; False when the result was already recorded."""
+        done = self._complete(
+            keys=[keys.match(claim.match_id), keys.queue(claim.priority), keys.results()],
+            args=[json.dumps(result), f"{time.time():.6f}", keys.CONSUMER_GROUP, claim.entry_id, claim.match_id],
+        )
+        return bool(done)
+
+    def status(self, match_id: str) -> dict[str, str]:
+        return {_s(k): _s(v) for k, v in self.r.hgetall(keys.match(match_id)).items()}
+
+    def depth(self) -> dict[str, int]:
+        """Matches waiting for a worker, per priority (finished entries are deleted from the streams)."""
+        out = {}
+        for p in PRIORITIES:
+            stream = keys.queue(p)
+            pending = self.r.xpending(stream, keys.CONSUMER_GROUP)["pending"]
+            out[p.value] = int(self.r.xlen(stream)) - int(pending)
+        return out
+
+    def running(self) -> int:
+        """Matches leased to a worker right now."""
+        return sum(int(self.r.xpending(keys.queue(p), keys.CONSUMER_GROUP)["pending"]) for p in PRIORITIES)
+
+
+def _s(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else value

