@@ -38,6 +38,8 @@ class Action:
 
     Equality is identity, which is exact because engines build every action once, in a table,
     and parsing returns the table's instance. ``str(action)`` is the canonical notation.
+    Actions define no ordering (sort by ``str`` or ``code``): a Python-level comparison method
+    would slow every ``action in list`` check, which the referee does on every move.
     """
 
     __slots__ = ("code", "text")
@@ -57,9 +59,6 @@ class Action:
 
     def __deepcopy__(self, memo: dict[int, Any]) -> Self:
         return self
-
-    def __lt__(self, other: Action) -> bool:
-        return self.code < other.code
 
 
 class State(Protocol):

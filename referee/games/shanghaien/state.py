@@ -9,6 +9,7 @@ new state shares whatever the action did not change.
 from __future__ import annotations
 
 from fractions import Fraction
+from itertools import compress
 from typing import Final, Self
 
 from referee.games.core import CHANCE, TERMINAL, IllegalActionError, shared_ranks
@@ -46,6 +47,13 @@ _DICE_OUTCOMES: Final = tuple((action, Fraction(1 if a == b else 2, 36)) for (a,
 _DICE_FLOAT: Final = tuple((action, float(p)) for action, p in _DICE_OUTCOMES)
 _DICE_ACTIONS: Final = tuple(action for action, _ in _DICE_OUTCOMES)
 _DICE_WEIGHTS: Final = tuple((action, int(p * 36)) for action, p in _DICE_OUTCOMES)
+
+# Action kinds as module constants: the hot paths compare with ``is`` and skip the enum class look-up.
+_DEAL: Final = Kind.DEAL
+_DICE: Final = Kind.DICE
+_ROLL: Final = Kind.ROLL
+_PLACE: Final = Kind.PLACE
+_SHANGHAI: Final = Kind.SHANGHAI
 
 
 class ShanghaienGame:
@@ -176,7 +184,7 @@ class ShanghaienState:
         return self.phase == Phase.DEAL or self.phase == Phase.DICE
 
     def legal_actions(self) -> list[ShanghaienAction]:
-        return list(self._legal_actions())
+        return self._legal_actions().copy()  # the caller's own list: the cached one stays intact
 
     def chance_outcomes(self) -> list[tuple[ShanghaienAction, float]]:
         """(outcome, probability) at a chance node; empty at a player node or at the end."""
@@ -214,12 +222,13 @@ class ShanghaienState:
         return action
 
     def apply(self, action: ShanghaienAction) -> Self:
-        if action not in self._legal_actions():
+        legal = self._legal
+        if action not in (self._legal_actions() if legal is None else legal):
             raise IllegalActionError(f"{action}: {self.why_illegal(action)}")
         new = self._copy()
         kind = action.kind
         p = self.player
-        if kind is Kind.DEAL:
+        if kind is _DEAL:
             t = action.a
             deck = list(self.deck)
             deck[t] -= 1
@@ -228,15 +237,15 @@ class ShanghaienState:
             new.tavern = (*self.tavern, t)
             if len(new.tavern) == TAVERN_SIZE:
                 new.phase = Phase.TURN
-        elif kind is Kind.DICE:
+        elif kind is _DICE:
             new.rolled = (action.a, action.b)
             new.phase = Phase.PLACE
-        elif kind is Kind.ROLL:
+        elif kind is _ROLL:
             new.phase = Phase.DICE
-        elif kind is Kind.PLACE:
+        elif kind is _PLACE:
             new._put_dice(p, (action.a,), action.orient)
             new._end_turn(p)
-        elif kind is Kind.SHANGHAI:
+        elif kind is _SHANGHAI:
             new._shanghai(p)
         else:
             new._play_trick(p, action)
@@ -361,8 +370,7 @@ class ShanghaienState:
         if legal is None:
             phase = self.phase
             if phase == Phase.DEAL:
-                deal = A.DEAL
-                legal = [deal[t] for t, c in enumerate(self.deck) if c]
+                legal = list(compress(A.DEAL, self.deck))  # the card types with copies left
             elif phase == Phase.DICE:
                 legal = list(_DICE_ACTIONS)
             elif phase == Phase.TURN:
