@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Protocol
@@ -183,17 +184,62 @@ class Match:
 
     # --------------------------------------------------------------- the match
 
+    @classmethod
+    def resume(cls, spec: MatchSpec, lines: Sequence[str], **kwargs: Any) -> Match:
+        """A match taken over from its recorded transcript lines (its first worker died).
+
+        The seed and the plies replay the position exactly; strikes, refusals, forfeits and time
+        banks are restored from their events. Seats that do not reconnect within the disconnect
+        grace period forfeit, as after any disconnection.
+        """
+        match = cls(spec, **kwargs)
+        for line in lines:
+            event = json.loads(line)
+            kind = event["type"]
+            if kind == "footer":
+                raise ValueError(f"match {spec.match_id} has already ended")
+            if kind == "header":
+                for seat_info in event["seats"]:
+                    match.seats[seat_info["seat"]].bot_version = seat_info.get("bot_version", "")
+            elif kind == "ply":
+                actor = event["actor"]
+                action = match.state.parse_action(event["action"])
+                match.state = match.state.apply(action)
+                match.history.append((actor, event["action"]))
+                if actor >= 0:
+                    clock = match.seats[actor].clock
+                    clock.moves += 1
+                    clock.bank_ms = float(event.get("bank_ms", clock.bank_ms))
+            elif kind == "strike":
+                match.seats[event["seat"]].strikes = event["strikes"]
+            elif kind == "refusal":
+                match.seats[event["seat"]].refusals += 1
+            elif kind == "forfeit":
+                match.seats[event["seat"]].forfeited = True
+            match.lines.append(line)
+        if not match.lines or json.loads(match.lines[0])["type"] != "header":
+            raise ValueError("a transcript to resume from starts with its header")
+        match.turn_id = 1_000_000 * (match.ply + 1)  # no collision with turn ids of the first worker
+        match._event({"type": "resumed", "ply": match.ply})
+        return match
+
     async def run(self) -> MatchResult:
-        try:
-            await asyncio.wait_for(self._joined.wait(), self.control.join_timeout_ms / 1000)
-        except TimeoutError:
-            missing = [s.spec_seat for s in self.seats if not s.joined]
-            return self._abort(f"seat(s) {missing} did not join within {self.control.join_timeout_ms} ms")
-        self._header()
-        for seat, s in enumerate(self.seats):
-            if s.channel is not None:
-                s.channel.match_started(self, seat)
-        self.log.info("match started", seats=[s.bot_name for s in self.seats])
+        if self.lines:  # resumed: the bots reconnect, or forfeit after the grace period
+            for seat, s in enumerate(self.seats):
+                if s.channel is None and not s.forfeited:
+                    s.disconnect_timer = asyncio.get_running_loop().create_task(self._disconnect_grace(seat))
+            self.log.info("match resumed", ply=self.ply)
+        else:
+            try:
+                await asyncio.wait_for(self._joined.wait(), self.control.join_timeout_ms / 1000)
+            except TimeoutError:
+                missing = [s.spec_seat for s in self.seats if not s.joined]
+                return self._abort(f"seat(s) {missing} did not join within {self.control.join_timeout_ms} ms")
+            self._header()
+            for seat, s in enumerate(self.seats):
+                if s.channel is not None:
+                    s.channel.match_started(self, seat)
+            self.log.info("match started", seats=[s.bot_name for s in self.seats])
         end = EndReason.COMPLETED
         while not self.state.is_terminal():
             actor = self.state.current_player()

@@ -8,7 +8,7 @@ import functools
 import hashlib
 import itertools
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
@@ -207,10 +207,11 @@ class Referee:
             return True
         return any(s.token_sha256 == token_hash for m in self.matches.values() if m.result is None for s in m.seats)
 
-    def start_match(self, spec: MatchSpec) -> Match:
+    def start_match(self, spec: MatchSpec, resume_from: Sequence[str] | None = None) -> Match:
+        """Run a match; with ``resume_from`` (its transcript lines so far), take it over where it stopped."""
         if spec.match_id in self.matches:
             raise KeyError(f"match {spec.match_id!r} already exists")
-        match = Match(spec)
+        match = Match(spec) if resume_from is None else Match.resume(spec, resume_from)
         self.matches[spec.match_id] = match
         for seat, s in enumerate(match.seats):
             for session in self.sessions.get(s.token_sha256, ()):

@@ -401,3 +401,46 @@ def test_oversized_message_is_rejected_by_grpc() -> None:
             assert info.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
 
     run(test)
+
+
+def test_a_match_resumes_from_its_transcript_on_another_referee() -> None:
+    """A referee dies mid-match; another takes the recorded lines and finishes it, with the same
+    chance (seed + ply) and one verifiable transcript."""
+
+    async def test(referee: Referee, target: str) -> None:
+        tokens = ["tok-a", "tok-b"]
+        first_spec = spec("shanghaien", tokens, seed="resume-seed")
+        match = referee.start_match(first_spec)
+        clients = [asyncio.create_task(BotClient(RandomTestBot(i), target, t).run()) for i, t in enumerate(tokens)]
+        while match.ply < 60:
+            await asyncio.sleep(0.01)
+        referee.tasks[match.match_id].cancel()  # the worker dies
+        lines = list(match.lines)
+        plies_before = match.ply
+        for c in clients:
+            c.cancel()
+
+        second = Referee()
+        server, port = await start_server(second)
+        try:
+            resumed = second.start_match(first_spec, resume_from=lines)
+            assert resumed.ply == plies_before
+            bots = [
+                BotClient(RandomTestBot(10 + i), f"127.0.0.1:{port}", t, max_matches=1) for i, t in enumerate(tokens)
+            ]
+            tasks = [asyncio.create_task(b.run()) for b in bots]
+            result = await second.tasks[resumed.match_id]
+            assert result.end_reason is EndReason.COMPLETED
+            assert transcript.verify_lines(resumed.lines) is None
+            assert resumed.lines[: len(lines)] == lines
+            types = [json.loads(line)["type"] for line in resumed.lines]
+            assert types.count("header") == 1 and "resumed" in types
+            await asyncio.wait(tasks, timeout=5)
+            assert all(b.outcomes and b.outcomes[0].match_id == resumed.match_id for b in bots)
+            for t in tasks:
+                t.cancel()
+        finally:
+            await second.shutdown()
+            await server.stop(None)
+
+    run(test)
