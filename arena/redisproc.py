@@ -63,8 +63,10 @@ class RedisProcess:
 
     def start(self, timeout: float = 10.0) -> RedisProcess:
         self.data_dir.mkdir(parents=True, exist_ok=True)
+        conf = Path(__file__).resolve().parents[1] / "deploy" / "redis.conf"
         args = [
             self.binary,
+            *([str(conf)] if conf.is_file() else []),  # the shipped persistence settings, then overrides
             "--port", str(self.port),
             "--bind", "127.0.0.1",
             "--dir", str(self.data_dir),
