@@ -28,7 +28,7 @@ from referee.timecontrol import default_for
 
 REFERENCE_ALIASES = {"reference": "strong"}
 console = Console()
-errors = Console(stderr=True)
+errors = Console(stderr=True, soft_wrap=True)
 
 
 # ------------------------------------------------------------------------------------ demo
@@ -181,10 +181,10 @@ def cmd_transcript_verify(args: argparse.Namespace) -> int:
             errors.print(f"{path}: {e}")
             return 2
         if error is None:
-            console.print(f"{path}: OK")
+            print(f"{path}: OK")
         else:
             bad += 1
-            errors.print(f"{path}: {error}")
+            print(f"{path}: {error}", file=sys.stderr)
     return 1 if bad else 0
 
 
