@@ -27,7 +27,7 @@ from referee import transcript as transcripts
 from referee.timecontrol import default_for
 
 REFERENCE_ALIASES = {"reference": "strong"}
-console = Console()
+console = Console(soft_wrap=True)
 errors = Console(stderr=True, soft_wrap=True)
 
 
