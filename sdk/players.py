@@ -1,7 +1,9 @@
 """Reference players as plain policies: (state, rng) -> legal action.
 
-They use only the engine surface, so they run inside the referee (as fallbacks), in local
-simulation, and behind the gRPC bot client alike. ``rng`` is the caller's, never a global.
+Each adapts a reference bot (``sdk.bots``): a fresh bot seeded from the caller's ``rng`` is handed a
+``Turn`` built from the state, so a game played with these policies replays exactly from the caller's
+seed. ``strong`` searches a fixed number of rollouts (``DEMO_ITERATIONS``) rather than a time budget,
+for the same reason. They use only the engine surface; ``rng`` is the caller's, never a global.
 """
 
 from __future__ import annotations
@@ -10,32 +12,46 @@ import random
 from collections.abc import Callable
 from typing import Any
 
-from sdk.heuristics import value
+from sdk.bot import Bot, Turn
+from sdk.bots import make_bot
 
 Player = Callable[[Any, random.Random], Any]
 
+DEMO_ITERATIONS = 24
+"""Rollouts per move of the ``strong`` player (its time budget would make games irreproducible)."""
 
-def random_player(state: Any, rng: random.Random) -> Any:
-    """A uniformly random legal action."""
-    return rng.choice(state.legal_actions())
+MOVE_MS = 60_000
 
 
-def greedy_player(state: Any, rng: random.Random) -> Any:
-    """The action whose resulting position scores best one ply ahead (ties broken at random).
-
-    A chance node that follows (a roll) is valued at the position before it, so the player
-    rolls whenever calling Shanghai would not gain on the tavern as it stands.
-    """
+def turn_for(state: Any, game_id: str = "", move_ms: int = MOVE_MS) -> Turn:
+    """A ``Turn`` for the player to move in ``state``, as the referee would send it."""
     seat = state.current_player()
-    best: list[Any] = []
-    best_value = float("-inf")
-    for action in state.legal_actions():
-        v = value(state.apply(action), seat)
-        if v > best_value + 1e-9:
-            best, best_value = [action], v
-        elif v > best_value - 1e-9:
-            best.append(action)
-    return rng.choice(best)
+    return Turn(
+        match_id="local",
+        game_id=game_id or state.game.game_id,
+        seat=seat,
+        ply=0,
+        state=state,
+        view=state.view(seat),
+        legal_actions=state.legal_actions(),
+        move_ms=move_ms,
+        time_bank_ms=0,
+    )
 
 
-PLAYERS: dict[str, Player] = {"random": random_player, "greedy": greedy_player}
+def bot_player(name: str, **kw: Any) -> Player:
+    """A policy that asks the reference bot ``name`` (built with ``kw``), seeded from the caller's rng."""
+
+    def play(state: Any, rng: random.Random) -> Any:
+        bot: Bot = make_bot(name, seed=rng.getrandbits(64), **kw)
+        return bot.act(turn_for(state))
+
+    play.__name__ = f"{name}_player"
+    return play
+
+
+PLAYERS: dict[str, Player] = {
+    "random": bot_player("random"),
+    "greedy": bot_player("greedy"),
+    "strong": bot_player("strong", iterations=DEMO_ITERATIONS),
+}
