@@ -109,6 +109,17 @@ async def play_match(referee: Referee, target: str, game_id: str, bots: list[Bot
     return result
 
 
+def raw_session(stub: Any, token: str) -> tuple[Any, asyncio.Queue[bot_pb2.PlayRequest | None]]:
+    """A Play stream driven by hand, request by request (put None to close it)."""
+    requests: asyncio.Queue[bot_pb2.PlayRequest | None] = asyncio.Queue()
+
+    async def feed() -> Any:
+        while (item := await requests.get()) is not None:
+            yield item
+
+    return stub.Play(feed(), metadata=(("authorization", f"Bearer {token}"),)), requests
+
+
 def verify(referee: Referee, match_id: str) -> transcript.VerifyError | None:
     return transcript.verify_lines(referee.matches[match_id].lines)
 
@@ -259,14 +270,8 @@ def test_acting_in_someone_elses_seat_is_permission_denied() -> None:
         b = asyncio.create_task(BotClient(RandomTestBot(), target, "tok-b", max_matches=1).run())
         async with grpc.aio.insecure_channel(target) as channel:
             stub = bot_pb2_grpc.BotServiceStub(channel)  # type: ignore[no-untyped-call]
-            requests: asyncio.Queue[bot_pb2.PlayRequest | None] = asyncio.Queue()
+            call, requests = raw_session(stub, "tok-a")
             await requests.put(bot_pb2.PlayRequest(hello=bot_pb2.Hello(bot_name="a")))
-
-            async def feed() -> Any:
-                while (item := await requests.get()) is not None:
-                    yield item
-
-            call = stub.Play(feed(), metadata=(("authorization", "Bearer tok-a"),))
             async for message in call:
                 kind = message.WhichOneof("message")
                 if kind == "turn":
@@ -357,13 +362,7 @@ def test_malformed_requests_are_refused_and_the_session_survives() -> None:
         match = referee.start_match(spec("shanghaien", ["tok-a", "tok-b"]))
         async with grpc.aio.insecure_channel(target) as channel:
             stub = bot_pb2_grpc.BotServiceStub(channel)  # type: ignore[no-untyped-call]
-            requests: asyncio.Queue[bot_pb2.PlayRequest | None] = asyncio.Queue()
-
-            async def feed() -> Any:
-                while (item := await requests.get()) is not None:
-                    yield item
-
-            call = stub.Play(feed(), metadata=(("authorization", "Bearer tok-a"),))
+            call, requests = raw_session(stub, "tok-a")
             early = bot_pb2.SubmitAction(match_id=match.match_id, seat=0, turn_id=1, action="roll")
             await requests.put(bot_pb2.PlayRequest(action=early))  # before Hello
             await requests.put(bot_pb2.PlayRequest())  # an empty message: ignored
