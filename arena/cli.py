@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import random
 import sys
 import time
@@ -133,8 +134,15 @@ def cmd_bot_run(args: argparse.Namespace) -> int:
     from sdk.bots import make_bot
     from sdk.client import AuthenticationError, BotClient, load_bot
 
+    if args.arena or not args.server:
+        from arena.service_cli import cmd_bot_run_arena
+
+        return cmd_bot_run_arena(args)
     configure(json=False, level=args.log_level)
     bot = load_bot(REFERENCE_ALIASES.get(args.bot, args.bot), factory=make_bot)
+    if not args.token:
+        errors.print("a bot token is needed: --token or ARENA_BOT_TOKEN")
+        return 2
     client = BotClient(bot, args.server, args.token, max_matches=args.matches)
     try:
         outcomes = asyncio.run(client.run())
@@ -265,11 +273,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_play)
 
     bot = sub.add_parser("bot", help="bots").add_subparsers(dest="bot_command", required=True)
-    p = bot.add_parser("run", help="connect a bot to a referee and play its matches")
+    p = bot.add_parser("run", help="connect a bot to the arena (or straight to a referee) and play its matches")
     p.add_argument("bot", help="FILE.py:Class, module:Class, or random|greedy|strong")
-    p.add_argument("--token", required=True)
-    p.add_argument("--server", default="127.0.0.1:50051")
+    p.add_argument("--token", default=os.environ.get("ARENA_BOT_TOKEN", ""), help="the bot's token (ARENA_BOT_TOKEN)")
+    p.add_argument("--arena", help="the gateway host:port (default: ARENA_GATEWAY, the config file, 127.0.0.1:50051)")
+    p.add_argument("--server", help="a standalone referee's host:port instead of the arena (arena referee serve)")
+    p.add_argument("--config", help="TOML settings file")
     p.add_argument("--matches", type=int, help="stop after this many matches")
+    p.add_argument("--time-per-move", type=float, help="reference bot 'strong': seconds of search per move")
     p.add_argument("--log-level", default="INFO")
     p.set_defaults(func=cmd_bot_run)
 
@@ -283,6 +294,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_referee_serve)
 
     tr = sub.add_parser("transcript", help="match transcripts").add_subparsers(dest="transcript_command", required=True)
+    from arena.local_cli import add_local_parser
+    from arena.service_cli import add_service_parsers
+
+    add_service_parsers(sub, bot, tr)
+    add_local_parser(sub)
     p = tr.add_parser("show", help="print a transcript readably, with board pictures")
     p.add_argument("file")
     p.add_argument("--boards", action="store_true", help="a board picture after setup, each journey and each round")

@@ -21,3 +21,148 @@ def queue(priority: str) -> str:
 def results() -> str:
     """Stream of finished matches, one entry per match, appended exactly once."""
     return f"{PREFIX}results"
+
+
+# ---- matches: indexes, event logs, transcripts
+
+
+def matches_by_time() -> str:
+    """Sorted set of every match id, scored by enqueue time (unix seconds)."""
+    return f"{PREFIX}matches"
+
+
+def matches_by_bot(bot: str) -> str:
+    """Sorted set of the match ids a bot is seated in, scored by enqueue time."""
+    return f"{PREFIX}matches:bot:{bot}"
+
+
+def matches_by_game(game_id: str) -> str:
+    """Sorted set of the match ids of a game, scored by enqueue time."""
+    return f"{PREFIX}matches:game:{game_id}"
+
+
+def match_seed(match_id: str) -> str:
+    """String: the match's seed, kept apart from the public match record until the match ends."""
+    return f"{PREFIX}seed:{match_id}"
+
+
+def events(match_id: str) -> str:
+    """Stream: the match's transcript lines as recorded (the event log a takeover resumes from)."""
+    return f"{PREFIX}events:{match_id}"
+
+
+def transcript(match_id: str) -> str:
+    """String: the full JSON Lines transcript of a finished match, stored once with its result."""
+    return f"{PREFIX}transcript:{match_id}"
+
+
+# ---- bots: registry, presence, session events
+
+
+def bots() -> str:
+    """Set of every registered bot name."""
+    return f"{PREFIX}bots"
+
+
+def bot(name: str) -> str:
+    """Hash: owner, game ids, token hash, enabled, reported version, limits, timestamps."""
+    return f"{PREFIX}bot:{name}"
+
+
+def token(token_sha256: str) -> str:
+    """String: the name of the bot whose token has this SHA-256 (tokens are never stored)."""
+    return f"{PREFIX}token:{token_sha256}"
+
+
+def admin_token() -> str:
+    """String: the SHA-256 of the arena's admin token."""
+    return f"{PREFIX}admin"
+
+
+def presence(name: str) -> str:
+    """String with a time-to-live, refreshed while the bot has a session open: its session info."""
+    return f"{PREFIX}presence:{name}"
+
+
+def bot_running(name: str) -> str:
+    """Set of the match ids in progress that seat this bot."""
+    return f"{PREFIX}running:{name}"
+
+
+def bot_events(name: str) -> str:
+    """Stream of session events for a bot: which referee worker runs which of its matches."""
+    return f"{PREFIX}botevents:{name}"
+
+
+# ---- workers
+
+
+def worker(worker_id: str) -> str:
+    """Hash with a time-to-live: a live referee worker's address and load."""
+    return f"{PREFIX}worker:{worker_id}"
+
+
+def workers() -> str:
+    """Set of worker ids seen (stale ones have no ``worker`` hash any more)."""
+    return f"{PREFIX}workers"
+
+
+# ---- ladder (arena/ladder.py, arena/scheduler.py) -----------------------------------------------
+
+LADDER_GROUP: Final = "ladder"
+"""Consumer group of the ladder processes on ``results()``."""
+
+
+def ladder_rows(game_id: str) -> str:
+    """Hash: one field per bot version (JSON ``[name, version]``) -> its row (JSON)."""
+    return f"{PREFIX}ladder:{game_id}:rows"
+
+
+def ladder_board(game_id: str) -> str:
+    """Sorted set: bot versions (JSON ``[name, version]``) scored by rating; the leaderboard."""
+    return f"{PREFIX}ladder:{game_id}:board"
+
+
+def ladder_latest(game_id: str) -> str:
+    """Hash: bot name -> its latest version on this ladder (a new version starts from its rating)."""
+    return f"{PREFIX}ladder:{game_id}:latest"
+
+
+def ladder_h2h(game_id: str) -> str:
+    """Hash: JSON ``[name_a, version_a, name_b, version_b]`` (a < b) -> JSON ``[a_wins, draws, b_wins]``."""
+    return f"{PREFIX}ladder:{game_id}:h2h"
+
+
+def ladder_history(game_id: str, member: str) -> str:
+    """List: one bot version's rating after each of its matches, JSON ``[finished_at, rating, match_id]``."""
+    return f"{PREFIX}ladder:{game_id}:history:{member}"
+
+
+def ladder_applied(game_id: str) -> str:
+    """Set: match ids applied to this game's ladder (exactly once)."""
+    return f"{PREFIX}ladder:{game_id}:applied"
+
+
+def ladder_state(game_id: str) -> str:
+    """Hash: ``seq`` (applications so far); every change to the game's ladder bumps it (the WATCH key)."""
+    return f"{PREFIX}ladder:{game_id}:state"
+
+
+def ladder_rebuild_lock(game_id: str) -> str:
+    """String with a TTL: held while ``rebuild`` rewrites the game's ladder; appliers wait."""
+    return f"{PREFIX}ladder:{game_id}:rebuilding"
+
+
+def ladder_cursor() -> str:
+    """String: id of the last ``results()`` entry the ladder has applied, with every entry before it."""
+    return f"{PREFIX}ladder:cursor"
+
+
+def ladder_games() -> str:
+    """Set: game ids that have a ladder."""
+    return f"{PREFIX}ladder:games"
+
+
+def ladder_pauses() -> str:
+    """Hash: bot version (JSON ``[name, version]``) -> its pause record (JSON) kept by the scheduler."""
+    return f"{PREFIX}ladder:pauses"

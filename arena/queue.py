@@ -42,20 +42,36 @@ class DuplicateMatchError(Exception):
     """A match with that id exists already; the queue is unchanged."""
 
 
+class LeaseLostError(Exception):
+    """Another worker holds the match now (this one's lease ran out): its result is not recorded."""
+
+
+EVENTS_TTL_S = 3600  # a finished match's event log stays followable this long; the transcript stays
+
+
 _ENQUEUE = """
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 redis.call('HSET', KEYS[1], 'spec', ARGV[1], 'status', 'queued', 'priority', ARGV[2], 'enqueued_at', ARGV[3])
 redis.call('XADD', KEYS[2], '*', 'match_id', ARGV[4])
+if ARGV[5] ~= '' then redis.call('SET', KEYS[3], ARGV[5]) end
+for i = 4, #KEYS do redis.call('ZADD', KEYS[i], ARGV[3], ARGV[4]) end
 return 1
 """
 
+# KEYS: match, queue, results, transcript, events, running set of each seated bot...
+# ARGV: result, now, group, entry id, match id, transcript, worker, end reason, events ttl
 _COMPLETE = """
 if redis.call('HEXISTS', KEYS[1], 'result') == 1 then
   redis.call('XACK', KEYS[2], ARGV[3], ARGV[4])
   redis.call('XDEL', KEYS[2], ARGV[4])
   return 0
 end
-redis.call('HSET', KEYS[1], 'result', ARGV[1], 'status', 'finished', 'finished_at', ARGV[2])
+local p = redis.call('XPENDING', KEYS[2], ARGV[3], ARGV[4], ARGV[4], 1)
+if ARGV[7] ~= '' and #p > 0 and p[1][2] ~= ARGV[7] then return -1 end
+redis.call('HSET', KEYS[1], 'result', ARGV[1], 'status', 'finished', 'finished_at', ARGV[2], 'end_reason', ARGV[8])
+if ARGV[6] ~= '' then redis.call('SET', KEYS[4], ARGV[6]) end
+redis.call('EXPIRE', KEYS[5], tonumber(ARGV[9]))
+for i = 6, #KEYS do redis.call('SREM', KEYS[i], ARGV[5]) end
 redis.call('XADD', KEYS[3], '*', 'match_id', ARGV[5])
 redis.call('XACK', KEYS[2], ARGV[3], ARGV[4])
 redis.call('XDEL', KEYS[2], ARGV[4])
@@ -78,6 +94,7 @@ class Claim:
     priority: Priority
     entry_id: str
     spec: dict[str, Any]
+    seed: str = ""
 
 
 class MatchQueue:
@@ -94,11 +111,21 @@ class MatchQueue:
                 if "BUSYGROUP" not in str(e):
                     raise
 
-    def enqueue(self, match_id: str, spec: dict[str, Any], priority: Priority = Priority.REQUESTED) -> None:
-        """Queue a match; DuplicateMatchError if the id is taken (nothing is changed then)."""
+    def enqueue(
+        self, match_id: str, spec: dict[str, Any], priority: Priority = Priority.REQUESTED, *, seed: str = ""
+    ) -> None:
+        """Queue a match; DuplicateMatchError if the id is taken (nothing is changed then).
+
+        The match is indexed by time, by game and by each seated bot (``spec['game_id']`` and
+        ``spec['seats'][i]['bot_name']`` when present). ``seed`` is kept apart from the spec, which is public.
+        """
+        index = [keys.matches_by_time()]
+        if spec.get("game_id"):
+            index.append(keys.matches_by_game(str(spec["game_id"])))
+        index += [keys.matches_by_bot(b) for b in sorted({s["bot_name"] for s in spec.get("seats", ())})]
         created = self._enqueue(
-            keys=[keys.match(match_id), keys.queue(priority)],
-            args=[json.dumps(spec), priority.value, f"{time.time():.6f}", match_id],
+            keys=[keys.match(match_id), keys.queue(priority), keys.match_seed(match_id), *index],
+            args=[json.dumps(spec), priority.value, f"{time.time():.6f}", match_id, seed],
         )
         if not created:
             raise DuplicateMatchError(f"match {match_id!r} already exists")
@@ -124,30 +151,50 @@ class MatchQueue:
         priority = Priority(stream.removeprefix(keys.queue("")))
         self.r.hset(keys.match(match_id), mapping={"status": "running", "worker": worker, "claimed_at": time.time()})
         spec = json.loads(self.r.hget(keys.match(match_id), "spec") or "{}")
-        return Claim(match_id, priority, entry_id, spec)
+        seed = self.r.get(keys.match_seed(match_id))
+        return Claim(match_id, priority, entry_id, spec, _s(seed) if seed is not None else "")
 
     def renew(self, worker: str, claim: Claim) -> bool:
         """Keep the lease: resets the entry's idle time. False if another worker took it over (or it is done)."""
         return bool(self._renew(keys=[keys.queue(claim.priority)], args=[keys.CONSUMER_GROUP, claim.entry_id, worker]))
 
-    def reclaim(self, worker: str) -> list[Claim]:
-        """Take over every entry whose lease ran out (its worker died or stalled)."""
+    def reclaim(self, worker: str, count: int = 100) -> list[Claim]:
+        """Take over entries whose lease ran out (their worker died or stalled), at most ``count``."""
         out: list[Claim] = []
         for p in PRIORITIES:
             stream = keys.queue(p)
-            reply: Any = self.r.xautoclaim(stream, keys.CONSUMER_GROUP, worker, self.lease_ms, "0-0", count=100)
+            reply: Any = self.r.xautoclaim(
+                stream, keys.CONSUMER_GROUP, worker, self.lease_ms, "0-0", count=max(1, count)
+            )
             entries = reply[1]
             for entry_id, fields in entries:
                 if fields:
                     out.append(self._claimed(worker, stream, _s(entry_id), _s(fields[b"match_id"])))
         return out
 
-    def complete(self, claim: Claim, result: dict[str, Any]) -> bool:
-        """Record the result and release the lease; False when the result was already recorded."""
+    def complete(
+        self,
+        claim: Claim,
+        result: dict[str, Any],
+        *,
+        transcript: str = "",
+        worker: str = "",
+        bots: tuple[str, ...] = (),
+    ) -> bool:
+        """Record the result (and the transcript) once and release the lease.
+
+        False when a result was recorded already (a second delivery changes nothing). With ``worker``,
+        LeaseLostError when another worker holds the match now.
+        """
+        mid = claim.match_id
         done = self._complete(
-            keys=[keys.match(claim.match_id), keys.queue(claim.priority), keys.results()],
-            args=[json.dumps(result), f"{time.time():.6f}", keys.CONSUMER_GROUP, claim.entry_id, claim.match_id],
-        )
+            keys=[keys.match(mid), keys.queue(claim.priority), keys.results(), keys.transcript(mid), keys.events(mid),
+                  *(keys.bot_running(b) for b in sorted(set(bots)))],
+            args=[json.dumps(result), f"{time.time():.6f}", keys.CONSUMER_GROUP, claim.entry_id, claim.match_id,
+                  transcript, worker, str(result.get("end_reason", "")), EVENTS_TTL_S],
+        )  # fmt: skip
+        if done == -1:
+            raise LeaseLostError(f"match {claim.match_id} is held by another worker now")
         return bool(done)
 
     def status(self, match_id: str) -> dict[str, str]:

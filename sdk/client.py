@@ -78,6 +78,7 @@ class BotClient:
         max_matches: int | None = None,
         reconnect: bool = True,
         max_backoff: float = 5.0,
+        on_outcome: Callable[[MatchOutcome], None] | None = None,
     ) -> None:
         self.bot = bot
         self.target = target
@@ -86,6 +87,7 @@ class BotClient:
         self.max_matches = max_matches
         self.reconnect = reconnect
         self.max_backoff = max_backoff
+        self.on_outcome = on_outcome
         self.matches: dict[str, _Match] = {}
         self.outcomes: list[MatchOutcome] = []
         self.log = log.bind(bot=bot.name)
@@ -270,6 +272,8 @@ class BotClient:
                 match.task.cancel()
             del self.matches[key]
             self.bot.on_match_end(outcome)
+            if self.on_outcome is not None:
+                self.on_outcome(outcome)
 
 
 async def run_bot(bot: Bot, target: str, token: str, **kwargs: Any) -> list[MatchOutcome]:

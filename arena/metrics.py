@@ -1,0 +1,35 @@
+"""Every Prometheus metric the arena's processes export, in one place.
+
+Workers count what their matches do (from the transcript lines they record, so the figures agree
+with the transcripts); every process reports the queue it sees. ``serve(port)`` starts the
+``/metrics`` HTTP endpoint; port 0 means no endpoint (tests, local runs).
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from prometheus_client import Counter, Gauge, Histogram, start_http_server
+
+MATCHES_RUNNING: Final = Gauge("arena_matches_running", "Matches this worker is refereeing now")
+QUEUE_DEPTH: Final = Gauge("arena_queue_depth", "Matches waiting for a worker", ["priority"])
+MATCHES_FINISHED: Final = Counter("arena_matches_finished_total", "Matches finished here", ["end_reason"])
+MATCHES_RESUMED: Final = Counter("arena_matches_resumed_total", "Matches taken over from another worker")
+MOVE_LATENCY: Final = Histogram(
+    "arena_move_seconds",
+    "Time from a turn sent to the action taken, as the referee measured it",
+    buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0),
+)
+TIMEOUTS: Final = Counter("arena_timeouts_total", "Moves not answered by the deadline (strikes)")
+REFUSALS: Final = Counter("arena_refusals_total", "Actions refused (syntax or illegal)")
+FORFEITS: Final = Counter("arena_forfeits_total", "Seats forfeited", ["reason"])
+LEASES_HELD: Final = Gauge("arena_worker_leases", "Match leases this worker holds")
+LEASES_LOST: Final = Counter("arena_worker_leases_lost_total", "Leases another worker took over from this one")
+REDIS_ERRORS: Final = Counter("arena_redis_errors_total", "Redis calls that failed and were retried", ["op"])
+BOT_SESSIONS: Final = Gauge("arena_bot_sessions", "Bot sessions open on this gateway")
+MATCHES_REQUESTED: Final = Counter("arena_matches_requested_total", "Matches queued through this gateway")
+
+
+def serve(port: int, address: str = "0.0.0.0") -> None:
+    if port:
+        start_http_server(port, addr=address)

@@ -1,0 +1,241 @@
+"""The bot registry: who may play, with which token, and whether they are online.
+
+Tokens are 32 random bytes shown once, at registration or rotation; Redis keeps only their SHA-256
+(``keys.token(hash) -> name``), so a leaked database does not leak tokens. The admin token is
+stored the same way. Presence is a key with a time-to-live that bot sessions keep refreshing, so a
+crashed gateway leaves no bot "online" for longer than ``PRESENCE_TTL_S``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import secrets
+import time
+from dataclasses import dataclass
+from typing import Any, Final
+
+import redis
+
+from arena import keys
+from referee import games
+
+PRESENCE_TTL_S: Final = 30
+TOKEN_PREFIX: Final = "arena_"
+NAME_RE: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
+DEFAULT_MAX_CONCURRENT: Final = 4
+
+
+class RegistryError(Exception):
+    """A registry operation that cannot be done; the message says why. Nothing was changed."""
+
+
+class UnknownBotError(RegistryError):
+    pass
+
+
+class DuplicateBotError(RegistryError):
+    pass
+
+
+def sha256(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def new_token() -> str:
+    return TOKEN_PREFIX + secrets.token_urlsafe(32)
+
+
+@dataclass(frozen=True)
+class BotRecord:
+    name: str
+    owner: str
+    game_ids: tuple[str, ...]
+    enabled: bool
+    disabled_reason: str
+    version: str
+    token_sha256: str
+    max_concurrent: int
+    created_at: float
+    last_seen: float
+    online: bool = False
+    matches_running: int = 0
+
+    def public(self) -> dict[str, Any]:
+        """Everything but the token hash."""
+        return {
+            "name": self.name,
+            "owner": self.owner,
+            "game_ids": list(self.game_ids),
+            "enabled": self.enabled,
+            "disabled_reason": self.disabled_reason,
+            "version": self.version,
+            "max_concurrent": self.max_concurrent,
+            "created_at": self.created_at,
+            "last_seen": self.last_seen,
+            "online": self.online,
+            "matches_running": self.matches_running,
+        }
+
+
+_REGISTER = """
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('HSET', KEYS[1], 'name', ARGV[1], 'owner', ARGV[2], 'games', ARGV[3], 'token_sha256', ARGV[4],
+           'enabled', '1', 'disabled_reason', '', 'version', '', 'max_concurrent', ARGV[5],
+           'created_at', ARGV[6], 'last_seen', '0')
+redis.call('SET', KEYS[2], ARGV[1])
+redis.call('SADD', KEYS[3], ARGV[1])
+return 1
+"""
+
+_ROTATE = """
+local old = redis.call('HGET', KEYS[1], 'token_sha256')
+if not old then return 0 end
+redis.call('DEL', ARGV[2] .. old)
+redis.call('HSET', KEYS[1], 'token_sha256', ARGV[1])
+redis.call('SET', KEYS[2], ARGV[3])
+return 1
+"""
+
+
+class Registry:
+    def __init__(self, client: redis.Redis) -> None:
+        self.r = client
+        self._register = client.register_script(_REGISTER)
+        self._rotate = client.register_script(_ROTATE)
+
+    # ------------------------------------------------------------------ admin token
+
+    def set_admin_token(self, token: str) -> None:
+        self.r.set(keys.admin_token(), sha256(token))
+
+    def is_admin(self, token: str | None) -> bool:
+        if not token:
+            return False
+        stored = self.r.get(keys.admin_token())
+        return stored is not None and secrets.compare_digest(_s(stored), sha256(token))
+
+    # ------------------------------------------------------------------ bots
+
+    def register(
+        self, name: str, owner: str, game_ids: list[str], max_concurrent: int = DEFAULT_MAX_CONCURRENT
+    ) -> tuple[BotRecord, str]:
+        """A new bot and its token (the only time the token is seen)."""
+        if not NAME_RE.match(name):
+            raise RegistryError(f"bad bot name {name!r}: 1-40 letters, digits, '_', '.', '-', starting alphanumeric")
+        if not owner.strip():
+            raise RegistryError("a bot needs an owner")
+        if not game_ids:
+            raise RegistryError(f"a bot plays at least one game id: {', '.join(games.GAME_IDS)}")
+        unknown = [g for g in game_ids if g not in games.GAME_IDS]
+        if unknown:
+            raise RegistryError(f"unknown game id(s) {', '.join(unknown)}; known: {', '.join(games.GAME_IDS)}")
+        if not 1 <= max_concurrent <= 1000:
+            raise RegistryError("max_concurrent is between 1 and 1000")
+        token = new_token()
+        created = self._register(
+            keys=[keys.bot(name), keys.token(sha256(token)), keys.bots()],
+            args=[name, owner.strip(), json.dumps(sorted(set(game_ids))), sha256(token), max_concurrent,
+                  f"{time.time():.6f}"],
+        )  # fmt: skip
+        if not created:
+            raise DuplicateBotError(f"a bot named {name!r} exists already")
+        return self.get(name), token
+
+    def rotate_token(self, name: str) -> str:
+        token = new_token()
+        done = self._rotate(
+            keys=[keys.bot(name), keys.token(sha256(token))],
+            args=[sha256(token), keys.token(""), name],
+        )
+        if not done:
+            raise UnknownBotError(f"no bot named {name!r}")
+        return token
+
+    def set_enabled(self, name: str, enabled: bool, reason: str = "") -> BotRecord:
+        if not self.r.exists(keys.bot(name)):
+            raise UnknownBotError(f"no bot named {name!r}")
+        self.r.hset(keys.bot(name), mapping={"enabled": int(enabled), "disabled_reason": "" if enabled else reason})
+        return self.get(name)
+
+    def get(self, name: str) -> BotRecord:
+        raw = self.r.hgetall(keys.bot(name))
+        if not raw:
+            raise UnknownBotError(f"no bot named {name!r}")
+        return self._record({_s(k): _s(v) for k, v in raw.items()})
+
+    def find(self, name: str) -> BotRecord | None:
+        try:
+            return self.get(name)
+        except UnknownBotError:
+            return None
+
+    def list(self, game_id: str | None = None) -> list[BotRecord]:
+        names = sorted(_s(n) for n in self.r.smembers(keys.bots()))
+        pipe = self.r.pipeline(transaction=False)
+        for name in names:
+            pipe.hgetall(keys.bot(name))
+            pipe.exists(keys.presence(name))
+            pipe.scard(keys.bot_running(name))
+        replies = pipe.execute()
+        out = []
+        for i in range(len(names)):
+            raw, online, running = replies[3 * i : 3 * i + 3]
+            if not raw:
+                continue
+            rec = self._record({_s(k): _s(v) for k, v in raw.items()}, bool(online), int(running))
+            if game_id is None or game_id in rec.game_ids:
+                out.append(rec)
+        return out
+
+    def authenticate(self, token: str | None) -> BotRecord | None:
+        """The bot whose token this is, or None."""
+        if not token:
+            return None
+        name = self.r.get(keys.token(sha256(token)))
+        return None if name is None else self.find(_s(name))
+
+    def name_for_hash(self, token_sha256: str) -> str | None:
+        name = self.r.get(keys.token(token_sha256))
+        return None if name is None else _s(name)
+
+    # ------------------------------------------------------------------ presence
+
+    def seen(self, name: str, version: str, session: dict[str, Any]) -> None:
+        """A session of the bot is alive: refresh its presence and its reported version."""
+        pipe = self.r.pipeline(transaction=False)
+        pipe.set(keys.presence(name), json.dumps(session), ex=PRESENCE_TTL_S)
+        pipe.hset(keys.bot(name), mapping={"version": version, "last_seen": f"{time.time():.6f}"})
+        pipe.execute()
+
+    def gone(self, name: str) -> None:
+        self.r.delete(keys.presence(name))
+
+    def online(self, name: str) -> bool:
+        return bool(self.r.exists(keys.presence(name)))
+
+    def _record(self, h: dict[str, str], online: bool | None = None, running: int | None = None) -> BotRecord:
+        name = h["name"]
+        if online is None:
+            online = self.online(name)
+        if running is None:
+            running = int(self.r.scard(keys.bot_running(name)))
+        return BotRecord(
+            name=name,
+            owner=h.get("owner", ""),
+            game_ids=tuple(json.loads(h.get("games", "[]"))),
+            enabled=h.get("enabled", "1") == "1",
+            disabled_reason=h.get("disabled_reason", ""),
+            version=h.get("version", ""),
+            token_sha256=h.get("token_sha256", ""),
+            max_concurrent=int(h.get("max_concurrent", DEFAULT_MAX_CONCURRENT)),
+            created_at=float(h.get("created_at", 0)),
+            last_seen=float(h.get("last_seen", 0)),
+            online=online,
+            matches_running=running,
+        )
+
+
+def _s(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else value

@@ -1,0 +1,151 @@
+"""Running a bot on the arena service: one session with the gateway, and a referee connection per
+worker that runs one of its matches.
+
+The gateway's session tells the bot of every match it is seated in and the referee worker that
+runs it (``MatchAssigned``); the bot then plays that match over ``BotService.Play`` on that worker
+(``sdk.client.BotClient``, same token). When a worker dies and another takes the match over, a new
+assignment arrives and the bot reconnects there; the resumed match sends it the whole history, so
+its local engine state is rebuilt. Lost sessions are reopened with back-off.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import random
+
+import grpc
+import structlog
+
+from sdk._generated.arena.v1 import arena_pb2, arena_pb2_grpc
+from sdk.bot import Bot, MatchOutcome
+from sdk.client import SDK_VERSION, AuthenticationError, BotClient
+
+log = structlog.get_logger("sdk.arena")
+
+RELEASE_AFTER_S = 3.0
+
+
+class ArenaBotRunner:
+    """Plays ``bot`` in every match the arena at ``gateway`` seats it in, until stopped (or, with
+    ``max_matches``, until that many of its matches ended)."""
+
+    def __init__(
+        self, bot: Bot, gateway: str, token: str, *, max_matches: int | None = None, max_backoff: float = 5.0
+    ) -> None:
+        self.bot = bot
+        self.gateway = gateway
+        self.token = token
+        self.max_matches = max_matches
+        self.max_backoff = max_backoff
+        self.outcomes: list[MatchOutcome] = []
+        self.connected = asyncio.Event()
+        self.bot_name = ""
+        self.log = log.bind(bot=bot.name)
+        self._where: dict[str, str] = {}  # match id -> referee address, for matches not yet ended
+        self._ended: set[str] = set()
+        self._clients: dict[str, tuple[BotClient, asyncio.Task[list[MatchOutcome]]]] = {}
+        self._stop = asyncio.Event()
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    async def run(self) -> list[MatchOutcome]:
+        stopper = asyncio.create_task(self._stop.wait())
+        backoff = 0.1
+        try:
+            while not self._stop.is_set():
+                session = asyncio.create_task(self._session())
+                await asyncio.wait({session, stopper}, return_when=asyncio.FIRST_COMPLETED)
+                if not session.done():
+                    session.cancel()
+                    with contextlib.suppress(asyncio.CancelledError, grpc.aio.AioRpcError):
+                        await session
+                    break
+                error = session.exception()
+                if isinstance(error, AuthenticationError):
+                    raise error
+                if error is not None and not isinstance(error, grpc.aio.AioRpcError):
+                    raise error
+                if error is not None:
+                    self.log.warning("arena session lost", error=str(error)[:200])
+                else:
+                    backoff = 0.1
+                self.connected.clear()
+                await asyncio.sleep(backoff * (0.5 + random.random()))
+                backoff = min(self.max_backoff, backoff * 2)
+        finally:
+            stopper.cancel()
+            for client, task in self._clients.values():
+                client.stop()
+                task.cancel()
+            await asyncio.gather(*(t for _, t in self._clients.values()), return_exceptions=True)
+        return self.outcomes
+
+    async def _session(self) -> None:
+        async with grpc.aio.insecure_channel(self.gateway) as channel:
+            stub = arena_pb2_grpc.ArenaServiceStub(channel)  # type: ignore[no-untyped-call]
+            call = stub.OpenSession(
+                arena_pb2.OpenSessionRequest(bot_version=self.bot.version, sdk_version=SDK_VERSION),
+                metadata=(("authorization", f"Bearer {self.token}"),),
+            )
+            try:
+                async for event in call:
+                    kind = event.WhichOneof("event")
+                    if kind == "welcome":
+                        self.bot_name = event.welcome.bot_name
+                        self.connected.set()
+                        self.log.info("arena session open", bot_name=self.bot_name)
+                    elif kind == "assigned":
+                        self._assign(event.assigned)
+            except grpc.aio.AioRpcError as e:
+                if e.code() in (grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.PERMISSION_DENIED):
+                    raise AuthenticationError(e.details() or e.code().name) from None
+                raise
+
+    def _assign(self, a: arena_pb2.MatchAssigned) -> None:
+        if a.match_id in self._ended:
+            return
+        before = self._where.get(a.match_id)
+        self._where[a.match_id] = a.referee_address
+        self.log.info("match assigned", match_id=a.match_id, seat=a.seat, referee=a.referee_address)
+        if a.referee_address not in self._clients:
+            client = BotClient(self.bot, a.referee_address, self.token, on_outcome=self._outcome)
+            task = asyncio.get_running_loop().create_task(self._play(client), name=f"referee-{a.referee_address}")
+            self._clients[a.referee_address] = (client, task)
+        if before is not None and before != a.referee_address:
+            self.log.info("match moved to another worker", match_id=a.match_id, referee=a.referee_address)
+            self._release(before)
+
+    async def _play(self, client: BotClient) -> list[MatchOutcome]:
+        try:
+            return await client.run()
+        except AuthenticationError as e:  # the worker no longer runs any match of ours
+            self.log.info("referee refused the session", referee=client.target, reason=str(e))
+            return []
+        finally:
+            if self._clients.get(client.target, (None,))[0] is client:
+                del self._clients[client.target]
+
+    def _outcome(self, outcome: MatchOutcome) -> None:
+        if outcome.match_id in self._ended:
+            return
+        self._ended.add(outcome.match_id)
+        self.outcomes.append(outcome)
+        address = self._where.pop(outcome.match_id, None)
+        if address is not None:  # a moment later: a next match there may be announced meanwhile
+            asyncio.get_running_loop().call_later(RELEASE_AFTER_S, self._release, address)
+        if self.max_matches is not None and len(self.outcomes) >= self.max_matches:
+            self._stop.set()
+
+    def _release(self, address: str) -> None:
+        """Close the connection to a worker that runs none of our matches now."""
+        if address in self._where.values():
+            return
+        entry = self._clients.pop(address, None)
+        if entry is not None:
+            entry[0].stop()
+
+
+async def run_on_arena(bot: Bot, gateway: str, token: str, **kwargs: object) -> list[MatchOutcome]:
+    return await ArenaBotRunner(bot, gateway, token, **kwargs).run()  # type: ignore[arg-type]

@@ -1,0 +1,309 @@
+"""The arena as a service, end to end, against a real Redis and real processes: the gateway,
+referee worker processes (``arena worker``), bots connected through their sessions with the SDK.
+
+What each failure does is stated in the test names: a worker killed with SIGKILL mid-match, a Redis
+restart mid-run, a bad token, a disabled bot, a duplicate match id, malformed requests.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pytest
+import redis
+
+from arena import keys
+from arena.client import ArenaClient, ArenaError
+from arena.local import LocalArena
+from referee import transcript as transcripts
+from sdk.arena_client import ArenaBotRunner
+from sdk.bot import Bot, Turn
+
+T = TypeVar("T")
+FAST = ("--lease-ms", "1500")  # takeovers within seconds in tests
+QUICK_JOIN = {"join_timeout_ms": 5_000, "disconnect_grace_ms": 8_000}
+
+
+class SlowRandom(Bot):
+    """Random legal moves, ``delay`` seconds each: matches last long enough to interrupt."""
+
+    name = "slow-random"
+    version = "2.1"
+
+    def __init__(self, delay: float = 0.0, seed: int = 0) -> None:
+        self.delay = delay
+        self.rng = random.Random(seed)
+
+    async def act(self, turn: Turn) -> Any:
+        await asyncio.sleep(self.delay)
+        return self.rng.choice(turn.legal_actions)
+
+
+class IllegalFirst(SlowRandom):
+    """Sends an illegal action once per match, then plays legally (the retry works)."""
+
+    name = "illegal-first"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tried: set[str] = set()
+
+    async def act(self, turn: Turn) -> Any:
+        if turn.match_id not in self.tried:
+            self.tried.add(turn.match_id)
+            return "not-a-move"
+        return await super().act(turn)
+
+
+async def call(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """The gateway runs in this event loop: blocking client calls go through a thread."""
+    return await asyncio.to_thread(fn, *args, **kwargs)
+
+
+async def wait_for(check: Callable[[], Awaitable[bool]], timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while not await check():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        await asyncio.sleep(0.1)
+
+
+async def register(admin: ArenaClient, *names: str, game: str = "shanghaien") -> dict[str, str]:
+    tokens = {}
+    for name in names:
+        _, tokens[name] = await call(admin.register_bot, name, "tests", [game], 20)
+    return tokens
+
+
+async def finished(admin: ArenaClient, match_ids: list[str], timeout: float) -> dict[str, Any]:
+    done: dict[str, Any] = {}
+
+    async def all_done() -> bool:
+        for match_id in match_ids:
+            if match_id not in done:
+                m = await call(admin.describe, match_id)
+                if m.state == 3:
+                    done[match_id] = m
+        return len(done) == len(match_ids)
+
+    await wait_for(all_done, timeout, f"{len(match_ids)} matches to finish")
+    return done
+
+
+def run_bots(bots: dict[str, Bot], tokens: dict[str, str], gateway: str) -> list[ArenaBotRunner]:
+    runners = [ArenaBotRunner(bots[name], gateway, tokens[name]) for name in bots]
+    for r in runners:
+        asyncio.get_running_loop().create_task(r.run())
+    return runners
+
+
+def results_recorded(url: str) -> int:
+    r = redis.Redis.from_url(url)
+    try:
+        return int(r.xlen(keys.results()))
+    finally:
+        r.close()
+
+
+def test_register_connect_queue_play_and_store_with_two_worker_processes(redis_url: str, tmp_path: Path) -> None:
+    async def main() -> None:
+        async with LocalArena(tmp_path, workers=2, redis_url=redis_url, worker_args=FAST) as arena:
+            admin = ArenaClient(arena.gateway, arena.admin_token)
+            tokens = await register(admin, "alpha", "beta")
+            runners = run_bots({"alpha": SlowRandom(0.002, 1), "beta": SlowRandom(0.002, 2)}, tokens, arena.gateway)
+            bots = {b.name: b for b in await call(admin.list_bots)}
+            assert set(bots) == {"alpha", "beta"}
+            await wait_for(
+                lambda: call(lambda: all(b.online for b in admin.list_bots())), 20, "both bots online"
+            )  # presence
+            ids = [
+                (await call(admin.request_match, "shanghaien", ["alpha", "beta"] if i % 2 else ["beta", "alpha"]))[0]
+                for i in range(6)
+            ]
+            done = await finished(admin, ids, 120)
+            for m in done.values():
+                assert m.result.end_reason == 1  # completed
+                assert {s.bot_version for s in m.result.seats} == {"2.1"}  # reported when connecting
+                assert m.result.seed and m.seed_sha256 == m.result.seed_sha256
+            workers = {m.worker for m in done.values()}
+            assert len(workers) == 2, f"both worker processes take matches from the one queue: {workers}"
+            assert results_recorded(redis_url) == 6  # exactly once each
+            # listings by bot and game, newest first
+            listed = await call(admin.list_matches, bot_name="alpha", game_id="shanghaien", limit=100)
+            assert {m.match_id for m in listed} == set(ids)
+            assert await call(admin.list_matches, bot_name="nobody") == []
+            # stored transcripts verify with the engines, and record the bots' versions
+            for match_id in ids:
+                text, full = await call(admin.transcript, match_id)
+                assert full
+                path = tmp_path / f"{match_id}.jsonl"
+                path.write_text(text)
+                assert transcripts.verify(path) is None
+                header = json.loads(text.splitlines()[0])
+                assert {s["bot_version"] for s in header["seats"]} == {"2.1"}
+            for r in runners:
+                r.stop()
+            admin.close()
+
+    asyncio.run(main())
+
+
+def test_a_worker_killed_mid_match_is_taken_over_and_the_result_recorded_once(redis_url: str, tmp_path: Path) -> None:
+    async def main() -> None:
+        async with LocalArena(tmp_path, workers=2, redis_url=redis_url, worker_args=FAST) as arena:
+            admin = ArenaClient(arena.gateway, arena.admin_token)
+            tokens = await register(admin, "alpha", "beta")
+            run_bots({"alpha": SlowRandom(0.03, 1), "beta": SlowRandom(0.03, 2)}, tokens, arena.gateway)
+            match_id, _ = await call(admin.request_match, "shanghaien", ["alpha", "beta"], time_control=QUICK_JOIN)
+            r = redis.Redis.from_url(redis_url)
+
+            async def some_plies() -> bool:
+                return int(r.xlen(keys.events(match_id))) > 30
+
+            await wait_for(some_plies, 60, "the match to get going")
+            running_on = (await call(admin.describe, match_id)).worker
+            victim = next(w for w in arena.workers if running_on.startswith(f"local-{w.index}-"))
+            plies_before = int(r.xlen(keys.events(match_id)))
+            victim.kill()  # SIGKILL: no clean-up at all
+            done = await finished(admin, [match_id], 120)
+            m = done[match_id]
+            assert m.worker != running_on, "another worker finished the match"
+            assert m.result.end_reason == 1, m.result.detail  # the bots followed the match to its new worker
+            assert results_recorded(redis_url) == 1
+            text, _ = await call(admin.transcript, match_id)
+            events = [json.loads(line) for line in text.splitlines()]
+            resumed = [e for e in events if e["type"] == "resumed"]
+            assert len(resumed) == 1 and resumed[0]["ply"] >= plies_before - 10
+            path = tmp_path / "taken-over.jsonl"
+            path.write_text(text)
+            assert transcripts.verify(path) is None  # the seed and the actions so far replayed it exactly
+            r.close()
+            admin.close()
+
+    asyncio.run(main())
+
+
+def test_a_redis_restart_mid_run_loses_no_queued_match_result_or_transcript(tmp_path: Path) -> None:
+    async def main() -> None:
+        async with LocalArena(tmp_path, workers=2, worker_args=FAST) as arena:  # its own Redis, to restart
+            assert arena.redis is not None
+            admin = ArenaClient(arena.gateway, arena.admin_token)
+            tokens = await register(admin, "alpha", "beta")
+            run_bots({"alpha": SlowRandom(0.01, 1), "beta": SlowRandom(0.01, 2)}, tokens, arena.gateway)
+            ids = [
+                (await call(admin.request_match, "shanghaien", ["alpha", "beta"], time_control=QUICK_JOIN))[0]
+                for _ in range(8)
+            ]
+            r = redis.Redis.from_url(arena.redis_url)
+
+            async def first_done() -> bool:
+                return int(r.xlen(keys.results())) >= 1
+
+            await wait_for(first_done, 90, "a first result")
+            r.close()
+            arena.redis.stop()  # a restart: the AOF is written, the server goes away...
+            await asyncio.sleep(1.0)
+            arena.redis.start()  # ...and comes back on the same port with its data
+            done = await finished(admin, ids, 180)
+            assert len(done) == 8
+            assert results_recorded(arena.redis_url) == 8
+            for match_id in ids:
+                text, _ = await call(admin.transcript, match_id)
+                assert json.loads(text.splitlines()[-1])["type"] == "footer"
+            admin.close()
+
+    asyncio.run(main())
+
+
+def test_bad_requests_are_clear_errors_and_lose_nothing(redis_url: str, tmp_path: Path) -> None:
+    async def main() -> None:
+        async with LocalArena(tmp_path, workers=1, redis_url=redis_url, worker_args=FAST) as arena:
+            admin = ArenaClient(arena.gateway, arena.admin_token)
+            tokens = await register(admin, "alpha", "beta", "gamma")
+
+            async def refused(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> ArenaError:
+                with pytest.raises(ArenaError) as e:
+                    await call(fn, *args, **kwargs)
+                return e.value
+
+            # a wrong admin token, or none
+            stranger = ArenaClient(arena.gateway, "arena_wrong")
+            assert (await refused(stranger.register_bot, "x", "me", ["shanghaien"])).code == "UNAUTHENTICATED"
+            assert (await refused(stranger.request_match, "shanghaien", ["alpha", "beta"])).code == "UNAUTHENTICATED"
+            # a bot token is not the admin token; a bot may rotate its own token only
+            as_alpha = ArenaClient(arena.gateway, tokens["alpha"])
+            assert (await refused(as_alpha.request_match, "shanghaien", ["alpha", "beta"])).code == "UNAUTHENTICATED"
+            assert (await refused(as_alpha.rotate_token, "beta")).code == "UNAUTHENTICATED"
+            # a bad bot token on the session
+            bad = ArenaBotRunner(SlowRandom(), arena.gateway, "arena_not-a-token")
+            with pytest.raises(Exception, match="unknown bot token"):
+                await asyncio.wait_for(bad.run(), 10)
+            # malformed requests
+            for args, kwargs, fragment in [
+                (("chess", ["alpha", "beta"]), {}, "unknown game id"),
+                (("shanghaien", ["alpha"]), {}, "seats 2 bots"),
+                (("shanghaien", ["alpha", "nobody"]), {}, "no bot named"),
+                (("shangrila-3p", ["alpha", "beta", "gamma"]), {}, "does not play"),
+                (("shanghaien", ["alpha", "beta"]), {"match_id": "bad id!"}, "match id"),
+            ]:
+                e = await refused(admin.request_match, *args, **kwargs)
+                assert e.code == "INVALID_ARGUMENT" and fragment in e.message, e
+            assert (await refused(admin.register_bot, "alpha", "me", ["shanghaien"])).code == "ALREADY_EXISTS"
+            assert (await refused(admin.register_bot, "bad name!", "me", ["shanghaien"])).code == "INVALID_ARGUMENT"
+            # a disabled bot: no session, no new match
+            await call(admin.set_enabled, "gamma", False, "crashes on turn 1")
+            assert not (await call(admin.list_bots))[2].enabled
+            e = await refused(admin.request_match, "shanghaien", ["alpha", "gamma"])
+            assert "disabled: crashes on turn 1" in e.message
+            disabled = ArenaBotRunner(SlowRandom(), arena.gateway, tokens["gamma"])
+            with pytest.raises(Exception, match="disabled"):
+                await asyncio.wait_for(disabled.run(), 10)
+            # a duplicate match id: refused, and the first match is untouched and plays
+            run_bots({"alpha": SlowRandom(0, 1), "beta": SlowRandom(0, 2)}, tokens, arena.gateway)
+            await call(admin.request_match, "shanghaien", ["alpha", "beta"], match_id="final-1", seed="s1")
+            dup = await refused(admin.request_match, "shanghaien", ["beta", "alpha"], match_id="final-1", seed="s2")
+            assert dup.code == "ALREADY_EXISTS"
+            done = await finished(admin, ["final-1"], 60)
+            assert list(done["final-1"].bot_names) == ["alpha", "beta"] and done["final-1"].result.seed == "s1"
+            # a transcript of a match that does not exist, or is not finished
+            assert (await refused(admin.transcript, "nope")).code == "NOT_FOUND"
+            for c in (admin, stranger, as_alpha):
+                c.close()
+
+    asyncio.run(main())
+
+
+def test_owners_see_their_bots_refusals_others_see_the_public_transcript(redis_url: str, tmp_path: Path) -> None:
+    async def main() -> None:
+        async with LocalArena(tmp_path, workers=1, redis_url=redis_url, worker_args=FAST) as arena:
+            admin = ArenaClient(arena.gateway, arena.admin_token)
+            tokens = await register(admin, "alpha", "beta")
+            run_bots({"alpha": IllegalFirst(), "beta": SlowRandom(0, 2)}, tokens, arena.gateway)
+            match_id, _ = await call(admin.request_match, "shanghaien", ["alpha", "beta"])
+            await finished(admin, [match_id], 60)
+            public, full = await call(ArenaClient(arena.gateway).transcript, match_id)
+            assert not full
+            mine, full = await call(ArenaClient(arena.gateway, tokens["alpha"]).transcript, match_id)
+            assert full
+            theirs, _ = await call(ArenaClient(arena.gateway, tokens["beta"]).transcript, match_id)
+
+            def refusals(text: str) -> list[dict[str, Any]]:
+                return [e for e in map(json.loads, text.splitlines()) if e["type"] == "refusal"]
+
+            assert len(refusals(mine)) == 1 and refusals(mine)[0]["action"] == "not-a-move"
+            assert "reason" in refusals(mine)[0]
+            for other in (public, theirs):
+                (r,) = refusals(other)
+                assert r["seat"] == 0 and "action" not in r and "reason" not in r
+            path = tmp_path / "public.jsonl"
+            path.write_text(public)
+            assert transcripts.verify(path) is None  # the public transcript still verifies
+            admin.close()
+
+    asyncio.run(main())
