@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Set-up and the two everyday commands, for a fresh clone with only Python 3.11 and pip.
 
-    python3 dev.py demo   # reference bots play matches through a local referee (the arena's main job)
+    python3 dev.py demo   # the main job: a local arena (Redis, gateway, workers) where reference bots play
     python3 dev.py test   # lint, type checks and the test suite
 
 It creates ``.venv`` on first use (and again whenever pyproject.toml changes), installs the project
@@ -73,16 +73,9 @@ def main() -> int:
     if command == "test":
         return test(args)
     if command == "demo":
-        # Reference bots through a loopback referee, as the service runs them: the strong search bot
-        # against greedy ones, in both games, seats rotated, transcripts kept.
-        arena = BIN / "arena"
-        for game, games in (("shanghaien", "4"), ("shangrila-3p", "3")):
-            code = run(arena, "play", "strong", "--vs", "greedy", "--game", game, "--games", games,
-                       "--seed", "demo", "--out", f"transcripts/demo-{game}", *args)  # fmt: skip
-            if code != 0:
-                return code
-        print("replay one: .venv/bin/arena transcript show transcripts/demo-shanghaien/demo-0000.jsonl --boards")
-        return 0
+        # A whole local arena: redis-server (data in arena-data/), the gateway, two referee worker
+        # processes, the reference bots connected through their sessions, a batch of matches.
+        return run(BIN / "arena", "local", "--data", "arena-data", *args)
     return run(BIN / "arena", *args)
 
 

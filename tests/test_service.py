@@ -307,3 +307,55 @@ def test_owners_see_their_bots_refusals_others_see_the_public_transcript(redis_u
             admin.close()
 
     asyncio.run(main())
+
+
+def test_the_cli_drives_the_arena_and_follows_a_match_live(
+    redis_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from arena.cli import main as cli
+
+    async def main() -> None:
+        async with LocalArena(tmp_path / "arena", workers=1, redis_url=redis_url, worker_args=FAST) as arena:
+            g = ["--gateway", arena.gateway]
+            admin = [*g, "--admin-token", arena.admin_token]
+
+            async def run(*argv: str) -> Any:
+                capsys.readouterr()
+                code = await call(cli, list(argv))
+                out = capsys.readouterr().out
+                assert code == 0, out
+                if "--json" in argv:  # the last line: the gateway in this process may log above it
+                    return json.loads(out.strip().splitlines()[-1])
+                return out
+
+            tokens = {}
+            for name in ("alpha", "beta"):
+                reply = await run("bot", "register", name, "--owner", "me", "--game", "shanghaien", "--json", *admin)
+                tokens[name] = reply["token"]
+            assert [b["name"] for b in await run("bot", "list", "--json", *g)] == ["alpha", "beta"]
+            capsys.readouterr()
+            assert await call(cli, ["bot", "register", "x", "--owner", "me", "--game", "shanghaien", *g]) == 1
+            assert "admin token" in capsys.readouterr().err
+            run_bots({"alpha": SlowRandom(0.01, 1), "beta": SlowRandom(0.01, 2)}, tokens, arena.gateway)
+            # a match followed live from its first line, then compared with the stored transcript
+            queued = await run("match", "request", "alpha", "beta", "--game", "shanghaien", "--json", *admin)
+            follower = ArenaClient(arena.gateway)
+            live = await call(lambda: list(follower.follow(queued["match_id"])))
+            assert json.loads(live[0])["type"] == "header" and json.loads(live[-1])["type"] == "footer"
+            stored, _ = await call(follower.transcript, queued["match_id"])
+            assert live == stored.splitlines()
+            # request and wait; list; download one and many; watch a finished match
+            reply = await run("match", "request", "beta", "alpha", "--game", "shanghaien", "--wait", "--json", *admin)
+            assert reply["match"]["state"] == "MATCH_STATE_FINISHED"
+            listed = await run("matches", "list", "--bot", "alpha", "--json", *g)
+            assert {m["match_id"] for m in listed} == {queued["match_id"], reply["match_id"]}
+            one = tmp_path / "one.jsonl"
+            await run("transcript", "get", reply["match_id"], "-o", str(one), *g)
+            assert transcripts.verify(one) is None
+            await run("transcript", "get", "--bot", "alpha", "-o", str(tmp_path / "all"), *g)
+            assert len(list((tmp_path / "all").glob("*.jsonl"))) == 2
+            watched = (await run("match", "watch", reply["match_id"], *g)).splitlines()
+            assert watched[-1].startswith("end: completed")
+            follower.close()
+
+    asyncio.run(main())

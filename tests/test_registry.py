@@ -1,0 +1,93 @@
+"""The bot registry against a real Redis: tokens shown once and stored only as hashes, rotation,
+disabling, presence; and the settings precedence of the CLI (flag > environment > file > default)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import redis
+
+from arena import config
+from arena.registry import DuplicateBotError, Registry, RegistryError, UnknownBotError, sha256
+
+
+def test_tokens_are_shown_once_and_only_their_hashes_are_stored(redis_url: str) -> None:
+    r = redis.Redis.from_url(redis_url)
+    reg = Registry(r)
+    bot, token = reg.register("alpha", "ann", ["shanghaien", "shangrila-4p"])
+    assert bot.game_ids == ("shanghaien", "shangrila-4p") and bot.enabled and not bot.online
+    assert token.startswith("arena_") and len(token) > 40
+    dump = b"".join(
+        b"".join(r.hgetall(k).values()) if r.type(k) == b"hash" else (r.get(k) or b"") if r.type(k) == b"string" else b""
+        for k in r.keys("*")
+    )
+    assert token.encode() not in dump and sha256(token).encode() in dump
+    assert reg.authenticate(token) == reg.get("alpha")
+    assert reg.authenticate("arena_guess") is None and reg.authenticate(None) is None
+
+
+def test_rotation_invalidates_the_old_token_at_once(redis_url: str) -> None:
+    reg = Registry(redis.Redis.from_url(redis_url))
+    _, old = reg.register("alpha", "ann", ["shanghaien"])
+    new = reg.rotate_token("alpha")
+    assert new != old
+    assert reg.authenticate(old) is None
+    found = reg.authenticate(new)
+    assert found is not None and found.name == "alpha"
+    with pytest.raises(UnknownBotError):
+        reg.rotate_token("nobody")
+
+
+def test_registration_errors_change_nothing(redis_url: str) -> None:
+    r = redis.Redis.from_url(redis_url)
+    reg = Registry(r)
+    reg.register("alpha", "ann", ["shanghaien"])
+    before = sorted(r.keys("*"))
+    for name, owner, games, fragment in [
+        ("alpha", "bob", ["shanghaien"], "exists"),
+        ("bad name", "bob", ["shanghaien"], "bad bot name"),
+        ("beta", "", ["shanghaien"], "owner"),
+        ("beta", "bob", [], "at least one game"),
+        ("beta", "bob", ["chess"], "unknown game"),
+    ]:
+        with pytest.raises(RegistryError, match=fragment):
+            reg.register(name, owner, games)
+    assert sorted(r.keys("*")) == before
+    with pytest.raises(DuplicateBotError):
+        reg.register("alpha", "ann", ["shanghaien"])
+
+
+def test_disabling_presence_and_the_admin_token(redis_url: str) -> None:
+    reg = Registry(redis.Redis.from_url(redis_url))
+    reg.register("alpha", "ann", ["shanghaien"])
+    assert reg.set_enabled("alpha", False, "flooding").disabled_reason == "flooding"
+    assert not reg.get("alpha").enabled
+    assert reg.set_enabled("alpha", True).enabled
+    reg.seen("alpha", "3.1", {"session_id": "s"})
+    assert reg.online("alpha") and reg.get("alpha").version == "3.1"
+    reg.gone("alpha")
+    assert not reg.online("alpha")
+    assert not reg.is_admin("secret")
+    reg.set_admin_token("secret")
+    assert reg.is_admin("secret") and not reg.is_admin("Secret") and not reg.is_admin(None)
+
+
+def test_settings_flag_beats_environment_beats_file_beats_default(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    f = tmp_path / "arena.toml"
+    f.write_text('redis_url = "redis://file:1/0"\ngateway = "file:2"\nmetrics_port = 9000\n')
+    values = config.load_file(f)
+    monkeypatch.setenv("ARENA_GATEWAY", "env:3")
+    monkeypatch.delenv("ARENA_REDIS_URL", raising=False)
+    monkeypatch.delenv("ARENA_METRICS_PORT", raising=False)
+    assert config.resolve("redis_url", "redis://flag:4/0", values) == "redis://flag:4/0"
+    assert config.resolve("redis_url", None, values) == "redis://file:1/0"
+    assert config.resolve("gateway", None, values) == "env:3"
+    assert config.resolve("metrics_port", None, values) == 9000
+    assert config.resolve("log_level", None, values) == "INFO"
+    bad = tmp_path / "bad.toml"
+    bad.write_text('redis = "x"\n')
+    with pytest.raises(ValueError, match="unknown setting"):
+        config.load_file(bad)
