@@ -4,6 +4,7 @@ disabling, presence; and the settings precedence of the CLI (flag > environment 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 import redis
@@ -18,10 +19,8 @@ def test_tokens_are_shown_once_and_only_their_hashes_are_stored(redis_url: str) 
     bot, token = reg.register("alpha", "ann", ["shanghaien", "shangrila-4p"])
     assert bot.game_ids == ("shanghaien", "shangrila-4p") and bot.enabled and not bot.online
     assert token.startswith("arena_") and len(token) > 40
-    dump = b"".join(
-        b"".join(r.hgetall(k).values()) if r.type(k) == b"hash" else (r.get(k) or b"") if r.type(k) == b"string" else b""
-        for k in r.keys("*")
-    )
+    read: dict[Any, Any] = {b"string": r.get, b"hash": r.hgetall, b"set": r.smembers}
+    dump = repr([(k, read[r.type(k)](k)) for k in r.keys("*")]).encode()  # every key and value
     assert token.encode() not in dump and sha256(token).encode() in dump
     assert reg.authenticate(token) == reg.get("alpha")
     assert reg.authenticate("arena_guess") is None and reg.authenticate(None) is None
