@@ -107,6 +107,14 @@ def cmd_gateway(args: argparse.Namespace) -> int:
     metrics.serve(int(s["metrics_port"]))
 
     async def main(stop: asyncio.Event) -> None:
+        if s["admin_token"]:  # the deployment's secret: its hash is what admin calls are checked against
+            import redis
+
+            from arena.registry import Registry
+
+            client = redis.Redis.from_url(s["redis_url"])
+            Registry(client).set_admin_token(s["admin_token"])
+            client.close()
         extra = _ladder_extra()
         server, _, servicer = await start_gateway(s["redis_url"], s["listen"] or "0.0.0.0:50051", extra)
         await stop.wait()
@@ -410,7 +418,7 @@ def add_service_parsers(sub: Any, bot: Any, transcript: Any) -> None:
     p.set_defaults(func=cmd_serve)
 
     p = sub.add_parser("gateway", help="serve ArenaService: bot sessions, registry, matches, transcripts")
-    _common(p, "redis_url", "listen", "metrics_port", "log_level")
+    _common(p, "redis_url", "listen", "admin_token", "metrics_port", "log_level")
     p.set_defaults(func=cmd_gateway)
 
     p = sub.add_parser("worker", help="a referee worker: run matches from the queue")

@@ -1,0 +1,47 @@
+"""gRPC health check for the arena's containers (compose healthchecks; Kubernetes uses native grpc probes).
+
+    python /opt/arena/healthcheck.py [HOST:PORT] [--service NAME] [--timeout SECONDS]
+
+Calls grpc.health.v1.Health/Check and exits 0 when the answer is SERVING, 1 otherwise (not serving,
+unreachable, timeout). HOST:PORT defaults to 127.0.0.1 and the port of $ARENA_LISTEN (else 50051).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+import grpc
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+
+def default_target() -> str:
+    listen = os.environ.get("ARENA_LISTEN", "")
+    port = listen.rsplit(":", 1)[-1] if ":" in listen else "50051"
+    return f"127.0.0.1:{port}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="gRPC health check")
+    parser.add_argument("target", nargs="?", default=default_target(), help="HOST:PORT (default 127.0.0.1:50051)")
+    parser.add_argument("--service", default="", help="service name to check ('' = the whole server)")
+    parser.add_argument("--timeout", type=float, default=3.0, help="seconds (default 3)")
+    args = parser.parse_args(argv)
+    try:
+        with grpc.insecure_channel(args.target) as channel:
+            stub = health_pb2_grpc.HealthStub(channel)
+            reply = stub.Check(health_pb2.HealthCheckRequest(service=args.service), timeout=args.timeout)
+    except grpc.RpcError as exc:
+        print(f"unhealthy: {args.target}: {exc.code().name}: {exc.details()}", file=sys.stderr)
+        return 1
+    status = health_pb2.HealthCheckResponse.ServingStatus.Name(reply.status)
+    if reply.status != health_pb2.HealthCheckResponse.SERVING:
+        print(f"unhealthy: {args.target}: {status}", file=sys.stderr)
+        return 1
+    print(f"{args.target}: {status}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
