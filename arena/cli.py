@@ -294,10 +294,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_referee_serve)
 
     tr = sub.add_parser("transcript", help="match transcripts").add_subparsers(dest="transcript_command", required=True)
+    from arena.ladder_cli import add_ladder_parser
     from arena.local_cli import add_local_parser
     from arena.service_cli import add_service_parsers
 
     add_service_parsers(sub, bot, tr)
+    add_ladder_parser(sub)
     add_local_parser(sub)
     p = tr.add_parser("show", help="print a transcript readably, with board pictures")
     p.add_argument("file")

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import itertools
 import os
 import signal
 import subprocess
@@ -29,20 +28,6 @@ console = Console(soft_wrap=True)
 REFERENCE = ("random", "greedy", "strong")
 
 
-def seatings(game_id: str, rounds: int) -> list[list[str]]:
-    """Every reference bot against every other, each seat order (3-4 players: rotations of all three,
-    with one bot twice in 4-player games)."""
-    n = games.get(game_id).num_players
-    out: list[list[str]] = []
-    for _ in range(rounds):
-        if n == 2:
-            out += [list(p) for p in itertools.permutations(REFERENCE, 2)]
-        else:
-            base = list(REFERENCE) + ["greedy"] * (n - len(REFERENCE))
-            out += [base[i:] + base[:i] for i in range(n)]
-    return out
-
-
 def start_bot(name: str, token: str, gateway: str, logs: Path, time_per_move: float) -> subprocess.Popen[bytes]:
     from arena.local import arena_command
 
@@ -57,28 +42,33 @@ def start_bot(name: str, token: str, gateway: str, logs: Path, time_per_move: fl
 
 
 async def run_local(args: argparse.Namespace) -> int:
+    import redis
+
     from arena.client import ArenaClient, ArenaError
+    from arena.ladder_runner import LadderRunner, caught_up
     from arena.local import LocalArena
+    from arena.scheduler import SchedulerConfig
+    from arena.service_cli import _ladder_extra
     from referee import transcript as transcripts
 
     data = Path(args.data).resolve()
-    game_ids = args.game or ["shanghaien", "shangrila-3p"]
+    game_ids = tuple(args.game or ["shanghaien", "shangrila-3p"])
     console.print(f"[bold]local arena[/bold] in {data} ({args.workers} referee workers)")
-    async with LocalArena(data, workers=args.workers, log_level="WARNING") as arena:
+    async with LocalArena(data, workers=args.workers, log_level="WARNING", gateway_extra=_ladder_extra()) as arena:
         console.print(f"  Redis {arena.redis_url} (data {data / 'redis'}), gateway {arena.gateway}, logs {arena.logs}")
         admin = ArenaClient(arena.gateway, arena.admin_token)
         bots: list[subprocess.Popen[bytes]] = []
+        runner: LadderRunner | None = None
+        threads: list[Any] = []
         try:
             for name in REFERENCE:
                 try:
-                    _, token = await asyncio.to_thread(admin.register_bot, name, "arena", list(games.GAME_IDS), 50)
+                    _, token = await asyncio.to_thread(admin.register_bot, name, "arena", list(games.GAME_IDS), 8)
                     how = "registered"
                 except ArenaError as e:
                     if e.code != "ALREADY_EXISTS":
                         raise
-                    token = await asyncio.to_thread(
-                        admin.rotate_token, name
-                    )  # a data folder from an earlier run: new token
+                    token = await asyncio.to_thread(admin.rotate_token, name)  # a data folder from an earlier run
                     how = "token rotated"
                 bots.append(start_bot(name, token, arena.gateway, arena.logs, args.time_per_move))
                 console.print(f"  bot {name}: {how}, connecting")
@@ -88,42 +78,53 @@ async def run_local(args: argparse.Namespace) -> int:
                     console.print(f"[red]the reference bots did not come online; see {arena.logs}[/red]")
                     return 1
                 await asyncio.sleep(0.2)
-            requested: list[tuple[str, str, list[str]]] = []
-            for game_id in game_ids:
-                for seats in seatings(game_id, args.rounds):
-                    match_id, _ = await asyncio.to_thread(
-                        admin.request_match, game_id, seats, seed=f"{args.seed}:{len(requested)}" if args.seed else ""
-                    )
-                    requested.append((match_id, game_id, seats))
-            console.print(f"  {len(requested)} matches requested")
+            r = redis.Redis.from_url(arena.redis_url)
+            results_before = int(r.xlen("arena:results"))
+            config = SchedulerConfig(games=game_ids, queue_depth=4, max_rate=4.0)
+            runner = LadderRunner(arena.redis_url, config, max_matches=args.matches)
+            threads = runner.start()
+            console.print(f"  ladder: scheduling {args.matches} rated matches ({', '.join(game_ids)})")
             columns = (TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-            records: dict[str, Any] = {}
             with Progress(*columns, console=console) as progress:
-                task = progress.add_task("matches", total=len(requested))
-                while len(records) < len(requested):
-                    for match_id, _, _ in requested:
-                        if match_id not in records:
-                            m = await asyncio.to_thread(admin.describe, match_id)
-                            if m.state == 3:
-                                records[match_id] = m
-                    progress.update(task, completed=len(records))
+                task = progress.add_task("rated matches", total=args.matches)
+                while True:
+                    done = int(r.xlen("arena:results")) - results_before
+                    progress.update(task, completed=min(done, args.matches))
+                    if done >= args.matches and runner.scheduled >= args.matches:
+                        break
                     await asyncio.sleep(0.5)
+            while not await asyncio.to_thread(caught_up, r):
+                await asyncio.sleep(0.2)
+            runner.stop(threads)
+            ids = [m.match_id for m in await asyncio.to_thread(admin.list_matches, limit=args.matches, state=3)]
             out = data / "transcripts"
             out.mkdir(exist_ok=True)
             bad = 0
-            for match_id, _, _ in requested:
+            for match_id in ids:
                 text, _ = await asyncio.to_thread(admin.transcript, match_id)
                 path = out / f"{match_id}.jsonl"
                 path.write_text(text)
-                if transcripts.verify(path) is not None:
-                    bad += 1
-            _print_results(requested, records)
+                bad += transcripts.verify(path) is not None
+            ordered = True
+            for game_id in game_ids:
+                board = runner.ladder.leaderboard(game_id)
+                _print_board(game_id, board)
+                chart = data / f"ladder-{game_id}.png"
+                _plot(runner.ladder, game_id, chart)
+                names = [s.row.name for s in board if s.row.name in REFERENCE]
+                verdict = names == ["strong", "greedy", "random"]
+                ordered &= verdict
+                expected = "as expected" if verdict else "NOT strong > greedy > random yet"
+                console.print(f"  {game_id}: {' > '.join(names)} ({expected}); chart {chart}")
             console.print(
-                f"transcripts: {out}/ ({len(requested) - bad} of {len(requested)} verified with the engines); "
-                f"replay one: arena transcript show {out}/{requested[0][0]}.jsonl --boards"
+                f"transcripts: {out}/ ({len(ids) - bad} of {len(ids)} verified with the engines); "
+                f"ladder: arena ladder show --game {game_ids[0]} --redis {arena.redis_url} (while it runs)"
             )
+            r.close()
             return 0 if bad == 0 else 1
         finally:
+            if runner is not None:
+                runner.stop(threads)
             for b in bots:
                 b.send_signal(signal.SIGINT)
             for b in bots:
@@ -132,6 +133,28 @@ async def run_local(args: argparse.Namespace) -> int:
                 except subprocess.TimeoutExpired:
                     b.kill()
             admin.close()
+
+
+def _print_board(game_id: str, board: list[Any]) -> None:
+    table = Table(title=f"{game_id} ladder", caption="? provisional; ± is a 95% interval")
+    for col in ("#", "bot", "version", "rating", "games", "W/D/L"):
+        table.add_column(col)
+    for s in board:
+        row = s.row
+        mark = "?" if row.provisional else ""
+        table.add_row(str(s.rank), row.name, row.version, f"{row.rating:.0f}{mark} ± {row.error:.0f}", str(row.games),
+                      f"{row.wins}/{row.draws}/{row.losses}")  # fmt: skip
+    console.print(table)
+
+
+def _plot(ladder: Any, game_id: str, path: Path) -> None:
+    from arena.ladder_cli import plot
+
+    series = {}
+    for name in REFERENCE:
+        for (n, v), points in ladder.history(game_id, name).items():
+            series[(game_id, n, v)] = points
+    plot(series, str(path))
 
 
 def _print_results(requested: list[tuple[str, str, list[str]]], records: dict[str, Any]) -> None:
@@ -168,7 +191,7 @@ def cmd_local(args: argparse.Namespace) -> int:
 
 def add_local_parser(sub: Any) -> None:
     p = sub.add_parser(
-        "local", help="the main job: a local arena (Redis, gateway, workers) where the reference bots play"
+        "local", help="the main job: a local arena (Redis, gateway, workers, ladder) where the reference bots play"
     )
     p.add_argument(
         "--data", default="arena-data", help="folder for Redis data, logs and transcripts (default arena-data)"
@@ -177,7 +200,7 @@ def add_local_parser(sub: Any) -> None:
     p.add_argument(
         "--game", action="append", choices=games.GAME_IDS, help="game ids (default shanghaien, shangrila-3p)"
     )
-    p.add_argument("--rounds", type=int, default=1, help="times every seating is played (default 1)")
+    p.add_argument("--matches", type=int, default=60, help="rated ladder matches to play (default 60)")
     p.add_argument("--time-per-move", type=float, default=0.1, help="search time of the strong bot (default 0.1 s)")
     p.add_argument("--seed", help="base seed (default: random seeds)")
     p.set_defaults(func=cmd_local)

@@ -27,6 +27,9 @@ LEASES_HELD: Final = Gauge("arena_worker_leases", "Match leases this worker hold
 LEASES_LOST: Final = Counter("arena_worker_leases_lost_total", "Leases another worker took over from this one")
 REDIS_ERRORS: Final = Counter("arena_redis_errors_total", "Redis calls that failed and were retried", ["op"])
 BOT_SESSIONS: Final = Gauge("arena_bot_sessions", "Bot sessions open on this gateway")
+LADDER_APPLIED: Final = Counter("arena_ladder_results_applied_total", "Results applied to the Elo ladders")
+LADDER_SCHEDULED: Final = Counter("arena_ladder_matches_scheduled_total", "Rated matches the scheduler queued")
+LADDER_PAUSED: Final = Gauge("arena_ladder_paused_bots", "Bots off the ladder after forfeiting in a row")
 MATCHES_REQUESTED: Final = Counter("arena_matches_requested_total", "Matches queued through this gateway")
 
 

@@ -90,11 +90,19 @@ def cmd_worker(args: argparse.Namespace) -> int:
 
 
 def _ladder_extra() -> Any:
-    try:
+    """Adds the ladder's gRPC service to the gateway's server (returns the service names)."""
+
+    def extra(server: Any, redis_url: str) -> list[str]:
+        import redis
+
+        from arena.ladder import Ladder
         from arena.ladder_service import add_to_server
-    except ImportError:
-        return None
-    return add_to_server
+        from sdk._generated.arena.v1 import ladder_pb2
+
+        add_to_server(Ladder(redis.Redis.from_url(redis_url, socket_connect_timeout=2, socket_timeout=5)), server)
+        return [ladder_pb2.DESCRIPTOR.services_by_name["LadderService"].full_name]
+
+    return extra
 
 
 def cmd_gateway(args: argparse.Namespace) -> int:

@@ -342,6 +342,7 @@ def test_the_cli_drives_the_arena_and_follows_a_match_live(
             follower = ArenaClient(arena.gateway)
             live = await call(lambda: list(follower.follow(queued["match_id"])))
             assert json.loads(live[0])["type"] == "header" and json.loads(live[-1])["type"] == "footer"
+            await finished(follower, [queued["match_id"]], 30)  # the footer is logged just before the result is stored
             stored, _ = await call(follower.transcript, queued["match_id"])
             assert live == stored.splitlines()
             # request and wait; list; download one and many; watch a finished match
@@ -359,3 +360,47 @@ def test_the_cli_drives_the_arena_and_follows_a_match_live(
             follower.close()
 
     asyncio.run(main())
+
+
+def test_gateway_and_worker_processes_serve_grpc_health_and_prometheus_metrics(redis_url: str, tmp_path: Path) -> None:
+    import subprocess
+    import urllib.request
+
+    import grpc
+    from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+    from arena.local import arena_command
+    from arena.redisproc import free_port
+
+    gw, gw_metrics, wk, wk_metrics = (free_port() for _ in range(4))
+    procs = [
+        subprocess.Popen(arena_command("gateway", "--redis", redis_url, "--listen", f"127.0.0.1:{gw}",
+                                       "--admin-token", "t0ken", "--metrics-port", str(gw_metrics))),
+        subprocess.Popen(arena_command("worker", "--redis", redis_url, "--listen", f"127.0.0.1:{wk}",
+                                       "--metrics-port", str(wk_metrics))),
+    ]  # fmt: skip
+    try:
+        for port, metrics_port, metric in (
+            (gw, gw_metrics, "arena_bot_sessions"),
+            (wk, wk_metrics, "arena_queue_depth"),
+        ):
+            deadline = time.monotonic() + 30
+            while True:
+                try:
+                    with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+                        stub = health_pb2_grpc.HealthStub(channel)
+                        status = stub.Check(health_pb2.HealthCheckRequest(service=""), timeout=2).status
+                    text = urllib.request.urlopen(f"http://127.0.0.1:{metrics_port}/metrics", timeout=2).read().decode()
+                    if metric in text:
+                        break
+                except (grpc.RpcError, OSError):
+                    pass
+                assert time.monotonic() < deadline, f"port {port} never became healthy with {metric}"
+                time.sleep(0.2)
+            assert status == health_pb2.HealthCheckResponse.SERVING
+        with ArenaClient(f"127.0.0.1:{gw}", "t0ken") as admin:  # the gateway installed ARENA_ADMIN_TOKEN
+            admin.register_bot("alpha", "me", ["shanghaien"])
+    finally:
+        for p in procs:
+            p.terminate()
+            p.wait(timeout=30)

@@ -1,0 +1,255 @@
+"""The Redis ladder against a real redis-server: exactly once (twice delivered, two OS processes at
+once, a consumer restarted), rebuild equal to the increments, queries, the CLI and the gRPC service."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import multiprocessing
+import random
+from pathlib import Path
+from typing import Any
+
+import grpc
+import pytest
+import redis
+
+from arena import keys
+from arena.elo import Table
+from arena.ladder import Ladder
+
+GAMES = {"shanghaien": 2, "shangrila-3p": 3, "shangrila-4p": 4}
+
+
+def client(url: str) -> redis.Redis:
+    return redis.Redis.from_url(url, socket_timeout=None)
+
+
+def make_result(rng: random.Random, i: int, game_id: str | None = None) -> dict[str, Any]:
+    """A stored result shaped like the workers' (ranks from scores; forfeits last; some aborted/unrated)."""
+    game_id = game_id or rng.choice(list(GAMES))
+    names = rng.sample([f"bot{k}" for k in range(8)], GAMES[game_id])
+    seats: list[dict[str, Any]] = []
+    for s, name in enumerate(names):
+        version = "2" if name == "bot1" and i > 40 else "1"  # bot1 gets a new version halfway
+        forfeited = rng.random() < 0.05
+        seats.append({"seat": s, "bot_name": name, "bot_version": version, "score": rng.randrange(4),
+                      "status": "forfeited" if forfeited else "active", "strikes": 3 if forfeited else 0,
+                      "refusals": 0})  # fmt: skip
+    key = [(seat["status"] == "forfeited", -int(seat["score"])) for seat in seats]
+    for s, seat in enumerate(seats):
+        seat["rank"] = 1 + sum(k < key[s] for k in key)
+    return {"match_id": f"m{i:04d}", "game_id": game_id,
+            "end_reason": "forfeit" if any(k[0] for k in key) else rng.choice(["completed"] * 12 + ["aborted"]),
+            "rated": rng.random() > 0.05, "finished_at": 1_700_000_000.0 + i, "seats": seats, "plies": 50,
+            "seed": str(i), "seed_sha256": "x", "detail": ""}  # fmt: skip
+
+
+def store(r: redis.Redis, result: dict[str, Any]) -> None:
+    """What a worker's MatchQueue.complete leaves: the result on the match hash, one results-stream entry."""
+    r.hset(keys.match(result["match_id"]), mapping={"result": json.dumps(result), "status": "finished"})
+    r.xadd(keys.results(), {"match_id": result["match_id"]})
+
+
+def batch(n: int, seed: int = 1) -> list[dict[str, Any]]:
+    rng = random.Random(seed)
+    return [make_result(rng, i) for i in range(n)]
+
+
+def expected_snapshot(results: list[dict[str, Any]], game_id: str) -> dict[Any, Any]:
+    t = Table()
+    t.apply_all(results)
+    return {k: r.to_dict() for k, r in t.rows.get(game_id, {}).items()}
+
+
+def test_a_result_delivered_twice_counts_once(redis_url: str) -> None:
+    r = client(redis_url)
+    ladder = Ladder(r)
+    res = batch(1, seed=5)[0] | {"end_reason": "completed", "rated": True}
+    store(r, res)
+    assert ladder.apply(res) is True
+    assert ladder.apply(res) is False
+    assert ladder.sync() == 0 and ladder.consume("c1", burst=True) == 0  # the stream path knows it too
+    rows = ladder.leaderboard(res["game_id"])
+    assert [s.row.games for s in rows] == [1] * len(res["seats"])
+    assert all(len(p) == 1 for p in ladder.snapshot(res["game_id"])["history"].values())
+
+
+def test_aborted_and_unrated_results_change_nothing(redis_url: str) -> None:
+    ladder = Ladder(client(redis_url))
+    res = batch(1, seed=5)[0]
+    assert ladder.apply(res | {"end_reason": "aborted"}) is False
+    assert ladder.apply(res | {"rated": False}) is False
+    assert ladder.games() == []
+
+
+def _apply_all(url: str, start: Any, out: Any) -> None:
+    """One ladder process: wait for the start signal, apply every stored result in stream order."""
+    ladder = Ladder(client(url))
+    results = list(ladder.stored_results())
+    start.wait()
+    out.put(sum(ladder.apply(res) for res in results))
+
+
+def _consume(url: str, name: str, start: Any, out: Any) -> None:
+    ladder = Ladder(client(url))
+    start.wait()
+    out.put(ladder.consume(name, burst=True, block_ms=200))
+
+
+@pytest.mark.parametrize("how", ["apply", "consume"])
+def test_two_ladder_processes_apply_each_result_once(redis_url: str, how: str) -> None:
+    r = client(redis_url)
+    results = batch(300, seed=2)
+    for res in results:
+        store(r, res)
+    ctx = multiprocessing.get_context("spawn")
+    start, out = ctx.Event(), ctx.Queue()
+    if how == "apply":
+        procs = [ctx.Process(target=_apply_all, args=(redis_url, start, out)) for _ in range(2)]
+    else:
+        procs = [ctx.Process(target=_consume, args=(redis_url, f"ladder-{i}", start, out)) for i in range(2)]
+    for p in procs:
+        p.start()
+    start.set()
+    applied = [out.get(timeout=60) for _ in procs]
+    for p in procs:
+        p.join(timeout=30)
+        assert p.exitcode == 0
+    counting = Table().apply_all(results)
+    assert sum(applied) == counting  # each counting result applied by exactly one of them
+    ladder = Ladder(r)
+    for game_id in GAMES:
+        snap = ladder.snapshot(game_id)
+        assert {k: v for k, v in snap["rows"].items()} == expected_snapshot(results, game_id)  # and in stream order
+        assert sum(len(h) for h in snap["history"].values()) == sum(
+            len({(s["bot_name"], s["bot_version"]) for s in res["seats"]})
+            for res in results
+            if res["game_id"] == game_id and res["rated"] and res["end_reason"] != "aborted"
+        )
+
+
+def test_rebuild_equals_the_incremental_updates(redis_url: str) -> None:
+    r = client(redis_url)
+    ladder = Ladder(r)
+    results = batch(150, seed=3)
+    for res in results[:100]:
+        store(r, res)
+    ladder.consume("c1", burst=True)
+    for res in results[100:]:
+        store(r, res)
+    assert ladder.sync() > 0
+    before = {g: ladder.snapshot(g) for g in GAMES}
+    assert before["shanghaien"]["latest"]["bot1"] == "2"
+    assert [ladder.rebuild(g) for g in GAMES] == [len(before[g]["applied"]) for g in GAMES]
+    after = {g: ladder.snapshot(g) for g in GAMES}
+    assert after == before  # rows, board, latest versions, head to head, every history point, applied set
+    assert ladder.sync() == 0  # nothing is applied again after a rebuild
+
+
+def test_a_restarted_consumer_applies_its_pending_entries_once(redis_url: str) -> None:
+    r = client(redis_url)
+    ladder = Ladder(r)
+    results = batch(20, seed=4)
+    for res in results[:10]:
+        store(r, res)
+    r.xgroup_create(keys.results(), keys.LADDER_GROUP, id="0", mkstream=True)
+    r.xreadgroup(keys.LADDER_GROUP, "c1", {keys.results(): ">"}, count=10)  # read, then "crashed" before acking
+    assert r.xpending(keys.results(), keys.LADDER_GROUP)["pending"] == 10
+    for res in results[10:]:
+        store(r, res)
+    ladder.consume("c1", burst=True, block_ms=100)
+    assert r.xpending(keys.results(), keys.LADDER_GROUP)["pending"] == 0
+    for g in GAMES:
+        assert ladder.snapshot(g)["rows"] == expected_snapshot(results, g)
+    assert ladder.consume("c1", burst=True, block_ms=100) == 0
+
+
+def test_queries_leaderboard_history_and_head_to_head(redis_url: str) -> None:
+    r = client(redis_url)
+    ladder = Ladder(r)
+    results = batch(120, seed=6)
+    for res in results:
+        store(r, res)
+    ladder.sync()
+    board = ladder.leaderboard("shanghaien")
+    assert [s.rank for s in board] == list(range(1, len(board) + 1))
+    assert [s.row.rating for s in board] == sorted((s.row.rating for s in board), reverse=True)
+    assert [s.row.key for s in ladder.leaderboard("shanghaien", limit=2, offset=1)] == [s.row.key for s in board[1:3]]
+    history = ladder.history("shanghaien", "bot1")
+    assert set(history) <= {("bot1", "1"), ("bot1", "2")}
+    for key, points in history.items():
+        assert points[-1].rating == ladder.row("shanghaien", *key).rating  # type: ignore[union-attr]
+        assert [p.finished_at for p in points] == sorted(p.finished_at for p in points)
+    h2h = ladder.h2h("shangrila-4p")
+    table = Table()
+    table.apply_all(results)
+    assert {(h.a, h.b): [h.a_wins, h.draws, h.b_wins] for h in h2h} == table.h2h["shangrila-4p"]
+    assert all("bot3" in (h.a[0], h.b[0]) for h in ladder.h2h("shangrila-4p", "bot3"))
+
+
+def test_cli_show_history_h2h_rebuild(redis_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import argparse
+
+    from arena.ladder_cli import add_ladder_parser
+
+    r = client(redis_url)
+    for res in batch(80, seed=7):
+        store(r, res)
+    Ladder(r).sync()
+    parser = argparse.ArgumentParser(prog="arena")
+    add_ladder_parser(parser.add_subparsers(dest="command", required=True))
+
+    def run(*argv: str) -> str:
+        args = parser.parse_args([*argv, "--redis", redis_url])
+        assert args.func(args) == 0
+        return capsys.readouterr().out
+
+    shown = json.loads(run("ladder", "show", "--game", "shanghaien", "--json"))
+    assert shown["rows"][0]["rank"] == 1 and "error" in shown["rows"][0]
+    text = run("ladder", "show", "--game", "shanghaien")
+    assert "±" in text and shown["rows"][0]["name"] in text
+    chart = tmp_path / "h.png"
+    out = run("ladder", "history", "bot1", "--game", "shanghaien", "--compare", "bot2", "--plot", str(chart))
+    assert chart.read_bytes()[:4] == b"\x89PNG" and "bot2" in out
+    assert "head to head" in run("ladder", "h2h", "--game", "shangrila-3p")
+    assert "replayed" in run("ladder", "rebuild", "--game", "shanghaien")
+    assert json.loads(run("ladder", "show", "--game", "shanghaien", "--json")) == shown
+
+
+def test_grpc_ladder_service(redis_url: str) -> None:
+    asyncio.run(_grpc_roundtrip(redis_url))
+
+
+async def _grpc_roundtrip(redis_url: str) -> None:
+    from arena.ladder_service import add_to_server
+    from sdk._generated.arena.v1 import ladder_pb2, ladder_pb2_grpc
+
+    r = client(redis_url)
+    for res in batch(60, seed=8):
+        store(r, res)
+    ladder = Ladder(r)
+    ladder.sync()
+    server = grpc.aio.server()
+    add_to_server(ladder, server)
+    port = server.add_insecure_port("127.0.0.1:0")
+    await server.start()
+    try:
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+            stub = ladder_pb2_grpc.LadderServiceStub(channel)  # type: ignore[no-untyped-call]
+            board = await stub.GetLeaderboard(ladder_pb2.GetLeaderboardRequest(game_id="shanghaien", limit=3))
+            assert board.total == ladder.size("shanghaien") and len(board.rows) == 3
+            top = ladder.leaderboard("shanghaien", 1)[0].row
+            assert (board.rows[0].bot_name, board.rows[0].rating) == (top.name, top.rating)
+            assert board.rows[0].status != ladder_pb2.RATING_STATUS_UNSPECIFIED
+            hist = await stub.GetRatingHistory(
+                ladder_pb2.GetRatingHistoryRequest(game_id="shanghaien", bot_name="bot1")
+            )
+            assert {s.bot_version for s in hist.series} == {v for _, v in ladder.history("shanghaien", "bot1")}
+            h2h = await stub.GetHeadToHead(ladder_pb2.GetHeadToHeadRequest(game_id="shangrila-4p"))
+            assert len(h2h.records) == len(ladder.h2h("shangrila-4p"))
+            with pytest.raises(grpc.aio.AioRpcError) as err:
+                await stub.GetLeaderboard(ladder_pb2.GetLeaderboardRequest())
+            assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    finally:
+        await server.stop(None)

@@ -1,0 +1,218 @@
+"""The ladder scheduler: a simulated season (20 bots of known strength, 2,000 matches, ratings from
+arena.elo), concurrency and rate limits, seat rotation, and pausing bots that keep forfeiting."""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+import redis
+
+from arena import elo
+from arena.elo import BotKey, Table
+from arena.scheduler import BotInfo, Scheduler, SchedulerConfig
+
+
+@dataclass
+class World:
+    """Bots of known strength, a queue, workers that play queued matches with outcomes drawn from the strengths."""
+
+    strength: dict[str, float]
+    game_id: str = "shanghaien"
+    max_concurrent: int = 2
+    online: dict[str, bool] = field(default_factory=dict)
+    now: float = 1_000.0
+    queued: list[dict[str, Any]] = field(default_factory=list)
+    running: list[dict[str, Any]] = field(default_factory=list)
+    table: Table = field(default_factory=Table)
+    played: Counter[str] = field(default_factory=Counter)
+    last: dict[str, float] = field(default_factory=dict)
+    gaps: list[float] = field(default_factory=list)
+    seat0: Counter[str] = field(default_factory=Counter)
+
+    def bots(self) -> list[BotInfo]:
+        busy = Counter(s["bot_name"] for m in self.running for s in m["seats"])
+        return [BotInfo(n, "1", (self.game_id,), online=self.online.get(n, True), running=busy[n],
+                        max_concurrent=self.max_concurrent, last_played=self.last.get(n, 0.0),
+                        games_played=self.played[n]) for n in self.strength]  # fmt: skip
+
+    def ratings(self, game_id: str) -> dict[BotKey, float]:
+        return {k: r.rating for k, r in self.table.rows.get(game_id, {}).items()}
+
+    def enqueue(self, match_id: str, spec: dict[str, Any]) -> None:
+        ratings = self.ratings(spec["game_id"])
+        r = [ratings.get((s["bot_name"], "1"), elo.INITIAL_RATING) for s in spec["seats"]]
+        self.gaps.append(max(r) - min(r))
+        self.seat0[spec["seats"][0]["bot_name"]] += 1
+        self.queued.append(spec)
+
+    def play(self, spec: dict[str, Any], rng: random.Random) -> dict[str, Any]:
+        """Places from noisy performances (Thurstone-like: pairwise win chances close to Elo's)."""
+        names = [s["bot_name"] for s in spec["seats"]]
+        perf = [self.strength[n] + rng.gauss(0, 200 * 2**0.5 * 0.9) for n in names]
+        order = sorted(range(len(names)), key=lambda i: -perf[i])
+        rank = {seat: place + 1 for place, seat in enumerate(order)}
+        self.now += 1.0
+        seats = [{"seat": i, "bot_name": n, "bot_version": "1", "score": 0, "rank": rank[i], "status": "active",
+                  "strikes": 0, "refusals": 0} for i, n in enumerate(names)]  # fmt: skip
+        for n in names:
+            self.played[n] += 1
+            self.last[n] = self.now
+        return {"match_id": spec["match_id"], "game_id": spec["game_id"], "end_reason": "completed",
+                "rated": True, "finished_at": self.now, "seats": seats, "plies": 1, "seed": "", "seed_sha256": "",
+                "detail": ""}  # fmt: skip
+
+
+def season(world: World, matches: int, seed: int = 7) -> Scheduler:
+    rng = random.Random(seed)
+    cfg = SchedulerConfig(games=(world.game_id,), queue_depth=6, max_rate=1e9, burst=10**9)
+    sched = Scheduler(world, world.ratings, world.enqueue, cfg, rng=random.Random(seed + 1), clock=lambda: world.now)
+    finished = 0
+    while finished < matches:
+        sched.tick(len(world.queued))
+        while world.queued and len(world.running) < 8:  # 8 workers
+            spec = world.queued.pop(0)
+            world.running.append(spec)
+            sched.on_started(spec["match_id"])
+        spec = world.running.pop(rng.randrange(len(world.running)))
+        result = world.play(spec, rng)
+        world.table.apply(result)
+        sched.on_result(result)
+        finished += 1
+    return sched
+
+
+def spearman(a: list[float], b: list[float]) -> float:
+    def ranks(x: list[float]) -> list[int]:
+        order = sorted(range(len(x)), key=lambda i: x[i])
+        out = [0] * len(x)
+        for r, i in enumerate(order):
+            out[i] = r
+        return out
+
+    ra, rb = ranks(a), ranks(b)
+    n = len(a)
+    return 1 - 6 * sum((x - y) ** 2 for x, y in zip(ra, rb, strict=True)) / (n * (n * n - 1))
+
+
+def test_a_simulated_season_balances_games_pairs_near_ratings_and_finds_the_true_order() -> None:
+    names = [f"bot{i:02d}" for i in range(20)]
+    random.Random(3).shuffle(names)
+    strength = {n: 1000.0 + 80.0 * i for i, n in enumerate(names)}  # 80 points apart: 1000 .. 2520
+    world = World(strength)
+    sched = season(world, 2_000)
+
+    games = [world.played[n] for n in names]
+    mean = sum(games) / len(games)
+    assert all(abs(g - mean) <= 0.10 * mean for g in games), games
+
+    settled = sorted(world.gaps[400:])  # once the provisional period is over
+    assert settled[len(settled) // 2] <= 150, "median rating gap of pairings"
+    assert settled[int(0.9 * len(settled))] <= 400, "90th percentile of the rating gap"
+
+    rows = world.table.rows["shanghaien"]
+    ratings = [rows[(n, "1")].rating for n in names]
+    assert spearman(ratings, [strength[n] for n in names]) >= 0.97
+    by_rating = sorted(names, key=lambda n: -rows[(n, "1")].rating)
+    by_strength = sorted(names, key=lambda n: -strength[n])
+    assert all(abs(by_rating.index(n) - by_strength.index(n)) <= 2 for n in names)
+    assert all(0.4 <= world.seat0[n] / world.played[n] <= 0.6 for n in names), world.seat0
+    assert not sched.outstanding or all(m in {s["match_id"] for s in world.running + world.queued}
+                                        for m in sched.outstanding)  # fmt: skip
+
+
+def test_four_player_seats_rotate_evenly() -> None:
+    world = World({f"b{i}": 1500.0 + 10 * i for i in range(8)}, game_id="shangrila-4p")
+    seats: Counter[tuple[str, int]] = Counter()
+    original = world.enqueue
+
+    def enqueue(match_id: str, spec: dict[str, Any]) -> None:
+        seats.update((s["bot_name"], s["seat"]) for s in spec["seats"])
+        original(match_id, spec)
+
+    world.enqueue = enqueue  # type: ignore[method-assign]
+    season(world, 400)
+    for n in world.strength:
+        counts = [seats[(n, s)] for s in range(4)]
+        assert max(counts) - min(counts) <= 2, (n, counts)
+
+
+def test_concurrency_limit_and_match_rate() -> None:
+    now = [0.0]
+    bots = [BotInfo("a", "1", ("shanghaien",), max_concurrent=1), BotInfo("b", "1", ("shanghaien",), max_concurrent=1),
+            BotInfo("c", "1", ("shanghaien",), max_concurrent=1, running=1)]  # fmt: skip
+    queued: list[dict[str, Any]] = []
+
+    class Source:
+        def bots(self) -> list[BotInfo]:
+            return bots
+
+    cfg = SchedulerConfig(games=("shanghaien",), queue_depth=10, max_rate=1.0, burst=5)
+    s = Scheduler(Source(), lambda g: {}, lambda m, spec: queued.append(spec), cfg, clock=lambda: now[0])
+    assert len(s.tick(0)) == 1  # a and b once; c is busy; nobody twice
+    assert {x["bot_name"] for x in queued[0]["seats"]} == {"a", "b"}
+    s.on_result({"match_id": queued[0]["match_id"], "end_reason": "completed", "seats": []})
+    bots = [BotInfo(n, "1", ("shanghaien",), max_concurrent=10) for n in "abc"]
+    assert len(s.tick(0)) == 4  # the bucket had 5 tokens, one is spent
+    assert s.tick(0) == []
+    now[0] = 2.0
+    assert len(s.tick(0)) == 2  # two seconds at one match a second
+
+
+def forfeit_result(match_id: str, bot: str, forfeited: bool, end_reason: str = "forfeit") -> dict[str, Any]:
+    seats = [{"seat": 0, "bot_name": bot, "bot_version": "1", "score": 0, "rank": 2 if forfeited else 1,
+              "status": "forfeited" if forfeited else "active", "strikes": 3 if forfeited else 0, "refusals": 0},
+             {"seat": 1, "bot_name": "random", "bot_version": "1", "score": 0, "rank": 1 if forfeited else 2,
+              "status": "active", "strikes": 0, "refusals": 0}]  # fmt: skip
+    return {"match_id": match_id, "game_id": "shanghaien", "end_reason": end_reason if forfeited else "completed",
+            "rated": True, "finished_at": 5.0, "seats": seats}  # fmt: skip
+
+
+@pytest.mark.parametrize("with_redis", [False, True])
+def test_a_bot_that_keeps_forfeiting_is_paused_until_it_passes_validation(with_redis: bool, request: Any) -> None:
+    store = redis.Redis.from_url(request.getfixturevalue("redis_url")) if with_redis else None
+    bots = [BotInfo(n, "1", ("shanghaien",), max_concurrent=5) for n in ("flaky", "random", "other")]
+    queued: list[dict[str, Any]] = []
+
+    class Source:
+        def bots(self) -> list[BotInfo]:
+            return bots
+
+    def make() -> Scheduler:
+        cfg = SchedulerConfig(games=("shanghaien",), queue_depth=1, burst=100, forfeit_limit=3)
+        return Scheduler(Source(), lambda g: {}, lambda m, spec: queued.append(spec), cfg, store=store)
+
+    s = make()
+    s.on_result(forfeit_result("m1", "flaky", True))
+    s.on_result(forfeit_result("m2", "flaky", True))
+    s.on_result(forfeit_result("m3", "flaky", False))  # the streak breaks
+    for i in range(3):
+        assert s.paused(("flaky", "1")) is None
+        s.on_result(forfeit_result(f"n{i}", "flaky", True))
+    reason = s.paused(("flaky", "1"))
+    assert reason is not None and "forfeited 3 matches in a row" in reason and "n2" in reason
+    if with_redis:
+        s = make()  # a restarted scheduler remembers
+        assert s.paused(("flaky", "1")) == reason
+    s.tick(0)
+    assert all("flaky" not in {x["bot_name"] for x in q["seats"]} for q in queued)
+
+    queued.clear()
+    spec = s.on_reconnect(bots[0])
+    assert spec is not None and queued == [spec] and spec["rated"] is False
+    assert sorted(x["bot_name"] for x in spec["seats"]) == ["flaky", "random"]
+    assert "validation match" in (s.paused(("flaky", "1")) or "")
+    assert s.on_reconnect(bots[0]) is None  # one validation at a time
+
+    s.on_result(forfeit_result(spec["match_id"], "flaky", True))  # fails: paused again
+    assert "failed" in (s.paused(("flaky", "1")) or "")
+    spec = s.on_reconnect(bots[0])
+    assert spec is not None
+    s.on_result(forfeit_result(spec["match_id"], "flaky", False))  # passes (losing to random is allowed)
+    assert s.paused(("flaky", "1")) is None
+    queued.clear()
+    s.tick(0)
+    assert any("flaky" in {x["bot_name"] for x in q["seats"]} for q in queued)
