@@ -50,8 +50,9 @@ _END = {
 _STATUS = {"active": match_pb2.SEAT_STATUS_ACTIVE, "forfeited": match_pb2.SEAT_STATUS_FORFEITED}
 
 
-def bot_proto(b: BotRecord) -> arena_pb2.BotRecord:
+def bot_proto(b: BotRecord, paused: str = "") -> arena_pb2.BotRecord:
     return arena_pb2.BotRecord(
+        ladder_paused=paused,
         name=b.name,
         owner=b.owner,
         game_ids=list(b.game_ids),
@@ -267,7 +268,19 @@ class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
         self, request: arena_pb2.ListBotsRequest, context: grpc.aio.ServicerContext
     ) -> arena_pb2.ListBotsResponse:
         bots = await self._call(context, self.registry.list, request.game_id or None)
-        return arena_pb2.ListBotsResponse(bots=[bot_proto(b) for b in bots])
+        pauses = await self._call(context, self._pauses)
+        return arena_pb2.ListBotsResponse(bots=[bot_proto(b, pauses.get((b.name, b.version), "")) for b in bots])
+
+    def _pauses(self) -> dict[tuple[str, str], str]:
+        """Bot versions the ladder scheduler paused, with the reason their owners see."""
+        out = {}
+        raw: Any = self.r.hgetall(keys.ladder_pauses())
+        for member, record in raw.items():
+            name, version = json.loads(member)
+            rec = json.loads(record)
+            if rec.get("state") != "active":
+                out[(name, version)] = rec.get("reason", "")
+        return out
 
     # ------------------------------------------------------------------ matches
 

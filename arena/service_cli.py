@@ -192,13 +192,13 @@ def cmd_bot_list(args: argparse.Namespace) -> int:
         print(json.dumps([MessageToDict(b, preserving_proto_field_name=True) for b in bots]))
         return 0
     table = Table()
-    for col in ("bot", "owner", "games", "version", "enabled", "online", "running", "last seen"):
+    for col in ("bot", "owner", "games", "version", "enabled", "online", "running", "last seen", "ladder"):
         table.add_column(col)
     for b in bots:
         table.add_row(
             b.name, b.owner, ", ".join(b.game_ids), b.version or "-",
             "yes" if b.enabled else f"no ({b.disabled_reason or '-'})", "yes" if b.online else "no",
-            str(b.matches_running), _when(b.last_seen),
+            str(b.matches_running), _when(b.last_seen), f"paused: {b.ladder_paused}" if b.ladder_paused else "on",
         )  # fmt: skip
     console.print(table)
     return 0

@@ -13,7 +13,7 @@ import redis
 
 from arena.ladder_runner import LadderRunner, caught_up
 from arena.local import LocalArena
-from arena.scheduler import SchedulerConfig
+from arena.scheduler import BotInfo, SchedulerConfig
 from arena.service_cli import _ladder_extra
 from sdk._generated.arena.v1 import ladder_pb2, ladder_pb2_grpc
 from sdk.arena_client import ArenaBotRunner
@@ -67,3 +67,32 @@ def test_the_scheduler_feeds_the_queue_and_every_result_moves_ratings_once(redis
             admin.close()
 
     asyncio.run(main())
+
+
+def test_an_owner_sees_why_the_ladder_paused_their_bot(redis_url: str, tmp_path: Path) -> None:
+    from arena.client import ArenaClient
+    from arena.scheduler import Scheduler
+
+    async def main() -> None:
+        async with LocalArena(tmp_path, workers=0, redis_url=redis_url) as arena:
+            admin = ArenaClient(arena.gateway, arena.admin_token)
+            await register(admin, "ace", "bob")
+            client = redis.Redis.from_url(redis_url)
+            client.hset("arena:bot:ace", "version", "1.2")
+            scheduler = Scheduler(_NoBots(), lambda g: {}, lambda m, s: None, store=client)
+            for i in range(3):
+                seats = [{"seat": 0, "bot_name": "ace", "bot_version": "1.2", "rank": 2, "status": "forfeited"},
+                         {"seat": 1, "bot_name": "bob", "bot_version": "", "rank": 1, "status": "active"}]  # fmt: skip
+                scheduler.on_result({"match_id": f"m{i}", "end_reason": "forfeit", "seats": seats})
+            bots = {b.name: b for b in await call(admin.list_bots)}
+            assert "forfeited 3 matches in a row" in bots["ace"].ladder_paused
+            assert bots["bob"].ladder_paused == ""
+            client.close()
+            admin.close()
+
+    asyncio.run(main())
+
+
+class _NoBots:
+    def bots(self) -> list[BotInfo]:
+        return []

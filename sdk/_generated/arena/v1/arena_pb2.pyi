@@ -20,7 +20,7 @@ MATCH_STATE_RUNNING: MatchState
 MATCH_STATE_FINISHED: MatchState
 
 class BotRecord(_message.Message):
-    __slots__ = ("name", "owner", "game_ids", "enabled", "disabled_reason", "version", "online", "matches_running", "created_at", "last_seen", "max_concurrent")
+    __slots__ = ("name", "owner", "game_ids", "enabled", "disabled_reason", "version", "online", "matches_running", "created_at", "last_seen", "max_concurrent", "ladder_paused")
     NAME_FIELD_NUMBER: _ClassVar[int]
     OWNER_FIELD_NUMBER: _ClassVar[int]
     GAME_IDS_FIELD_NUMBER: _ClassVar[int]
@@ -32,6 +32,7 @@ class BotRecord(_message.Message):
     CREATED_AT_FIELD_NUMBER: _ClassVar[int]
     LAST_SEEN_FIELD_NUMBER: _ClassVar[int]
     MAX_CONCURRENT_FIELD_NUMBER: _ClassVar[int]
+    LADDER_PAUSED_FIELD_NUMBER: _ClassVar[int]
     name: str
     owner: str
     game_ids: _containers.RepeatedScalarFieldContainer[str]
@@ -43,7 +44,8 @@ class BotRecord(_message.Message):
     created_at: float
     last_seen: float
     max_concurrent: int
-    def __init__(self, name: _Optional[str] = ..., owner: _Optional[str] = ..., game_ids: _Optional[_Iterable[str]] = ..., enabled: _Optional[bool] = ..., disabled_reason: _Optional[str] = ..., version: _Optional[str] = ..., online: _Optional[bool] = ..., matches_running: _Optional[int] = ..., created_at: _Optional[float] = ..., last_seen: _Optional[float] = ..., max_concurrent: _Optional[int] = ...) -> None: ...
+    ladder_paused: str
+    def __init__(self, name: _Optional[str] = ..., owner: _Optional[str] = ..., game_ids: _Optional[_Iterable[str]] = ..., enabled: _Optional[bool] = ..., disabled_reason: _Optional[str] = ..., version: _Optional[str] = ..., online: _Optional[bool] = ..., matches_running: _Optional[int] = ..., created_at: _Optional[float] = ..., last_seen: _Optional[float] = ..., max_concurrent: _Optional[int] = ..., ladder_paused: _Optional[str] = ...) -> None: ...
 
 class OpenSessionRequest(_message.Message):
     __slots__ = ("bot_version", "sdk_version")
