@@ -279,33 +279,48 @@ NN: Final = len(NATIONS)
 NT: Final = len(TRICKS)
 
 
+_CARD_NATION: Final = tuple(c.nation for c in CARD_TYPES)
+_CARD_VALUE: Final = tuple(c.value for c in CARD_TYPES)
+
+
 def shanghaien_points_now(state: ShanghaienState, tavern: bool = True) -> list[float]:
     """Each seat's H9 score if the tavern were distributed now (the final score at the end); with
     ``tavern`` False, the score of the crews won so far, the tavern left out."""
     if state.is_terminal():
         return [float(p) for p in state.points()]
     totals = list(state.nation_total)
-    tricks = [sum(state.tricks[:NT]), sum(state.tricks[NT:])]
-    for position, card in enumerate(state.tavern if tavern else ()):
-        taker = state.taker(position)
-        if taker < 0:
-            continue
-        ct = CARD_TYPES[card]
-        if ct.trick >= 0:
-            tricks[taker] += 1
-        else:
-            totals[taker * NN + ct.nation] += ct.value
-    pts = [float(tricks[0]), float(tricks[1])]
+    tricks = state.tricks
+    held = [sum(tricks[:NT]), sum(tricks[NT:])]
+    if tavern:
+        dice_on = state.dice_on
+        for position, card in enumerate(state.tavern):
+            c0 = dice_on[2 * position]
+            c1 = dice_on[2 * position + 1]
+            if c0 > c1:
+                taker = 0
+            elif c1 > c0:
+                taker = 1
+            elif c0:
+                taker = state.taker(position)
+                if taker < 0:
+                    continue
+            else:
+                continue
+            nation = _CARD_NATION[card]
+            if nation < 0:
+                held[taker] += 1
+            else:
+                totals[taker * NN + nation] += _CARD_VALUE[card]
+    p0 = float(held[0])
+    p1 = float(held[1])
     for nation in range(NN):
-        t0, t1 = totals[nation], totals[NN + nation]
-        if t0 and t1:
-            if t0 != t1:
-                pts[0 if t0 > t1 else 1] += min(t0, t1)
-        elif t0:
-            pts[0] += t0
-        elif t1:
-            pts[1] += t1
-    return pts
+        t0 = totals[nation]
+        t1 = totals[NN + nation]
+        if t0 > t1:
+            p0 += t1 if t1 else t0
+        elif t1 > t0:
+            p1 += t0 if t0 else t1
+    return [p0, p1]
 
 
 def shanghaien_value(state: ShanghaienState, seat: int) -> float:

@@ -43,3 +43,19 @@ def test_every_reference_bot_answers_legally(game_id: str, name: str) -> None:
 def test_unknown_reference_bot_is_a_clear_error() -> None:
     with pytest.raises(ValueError, match="unknown reference bot"):
         make_bot("grandmaster")
+
+
+def test_strong_rollout_policy_answers_legally() -> None:
+    from sdk.bots.strong import rollout_action
+
+    rng = random.Random(5)
+    for state in positions("shanghaien", 40, 7):
+        action = rollout_action(state, rng)  # type: ignore[arg-type]
+        assert action in state.legal_actions()  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("game_id", games.GAME_IDS)
+def test_strong_with_iterations_is_reproducible(game_id: str) -> None:
+    for state in positions(game_id, 4, 11):
+        answers = {str(make_bot("strong", seed=3, iterations=30).act(turn_for(state))) for _ in range(2)}
+        assert len(answers) == 1
