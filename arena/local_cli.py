@@ -63,7 +63,7 @@ async def run_local(args: argparse.Namespace) -> int:
         try:
             for name in REFERENCE:
                 try:
-                    _, token = await asyncio.to_thread(admin.register_bot, name, "arena", list(games.GAME_IDS), 8)
+                    _, token = await asyncio.to_thread(admin.register_bot, name, "arena", list(games.GAME_IDS), 2)
                     how = "registered"
                 except ArenaError as e:
                     if e.code != "ALREADY_EXISTS":
@@ -201,6 +201,6 @@ def add_local_parser(sub: Any) -> None:
         "--game", action="append", choices=games.GAME_IDS, help="game ids (default shanghaien, shangrila-3p)"
     )
     p.add_argument("--matches", type=int, default=60, help="rated ladder matches to play (default 60)")
-    p.add_argument("--time-per-move", type=float, default=0.1, help="search time of the strong bot (default 0.1 s)")
+    p.add_argument("--time-per-move", type=float, default=0.3, help="search time of the strong bot (default 0.3 s)")
     p.add_argument("--seed", help="base seed (default: random seeds)")
     p.set_defaults(func=cmd_local)
