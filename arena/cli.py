@@ -130,24 +130,30 @@ def cmd_play(args: argparse.Namespace) -> int:
 
 
 def cmd_bot_run(args: argparse.Namespace) -> int:
+    """Run a bot on the arena (a session with the gateway) or, with ``--server``, on one referee."""
+    from arena.service_cli import settings
     from referee.logs import configure
+    from sdk.arena_client import ArenaBotRunner
     from sdk.bots import make_bot
     from sdk.client import AuthenticationError, BotClient, load_bot
 
-    if args.arena or not args.server:
-        from arena.service_cli import cmd_bot_run_arena
-
-        return cmd_bot_run_arena(args)
     configure(json=False, level=args.log_level)
-    bot = load_bot(REFERENCE_ALIASES.get(args.bot, args.bot), factory=make_bot)
-    if not args.token:
+    s = settings(args)
+    kwargs = {"time_per_move": args.time_per_move} if args.time_per_move else {}
+    name = REFERENCE_ALIASES.get(args.bot, args.bot)
+    bot = load_bot(name, factory=lambda n: make_bot(n, **(kwargs if n == "strong" else {})))
+    if not s["token"]:
         errors.print("a bot token is needed: --token or ARENA_BOT_TOKEN")
         return 2
-    client = BotClient(bot, args.server, args.token, max_matches=args.matches)
+    runner: BotClient | ArenaBotRunner
+    if args.server:
+        runner = BotClient(bot, args.server, s["token"], max_matches=args.matches)
+    else:
+        runner = ArenaBotRunner(bot, args.arena or s["gateway"], s["token"], max_matches=args.matches)
     try:
-        outcomes = asyncio.run(client.run())
+        outcomes = asyncio.run(runner.run())
     except AuthenticationError as e:
-        errors.print(f"the referee refused the token: {e}")
+        errors.print(f"{'the referee' if args.server else 'the arena'} refused the bot: {e}")
         return 1
     except KeyboardInterrupt:
         return 130

@@ -233,34 +233,6 @@ def cmd_bot_enable(args: argparse.Namespace, enabled: bool) -> int:
     return 0
 
 
-def cmd_bot_run_arena(args: argparse.Namespace) -> int:
-    """Run a bot on the arena (gateway session) — the ``--arena`` form of ``arena bot run``."""
-    from referee.logs import configure
-    from sdk.arena_client import ArenaBotRunner
-    from sdk.bots import make_bot
-    from sdk.client import AuthenticationError, load_bot
-
-    s = settings(args)
-    configure(json=False, level=args.log_level)
-    kwargs = {"time_per_move": args.time_per_move} if args.time_per_move else {}
-    name = "strong" if args.bot == "reference" else args.bot
-    bot = load_bot(name, factory=lambda n: make_bot(n, **(kwargs if n == "strong" else {})))
-    if not s["token"]:
-        errors.print("a bot token is needed: --token or ARENA_BOT_TOKEN")
-        return 2
-    runner = ArenaBotRunner(bot, args.arena or s["gateway"], s["token"], max_matches=args.matches)
-    try:
-        outcomes = asyncio.run(runner.run())
-    except AuthenticationError as e:
-        errors.print(f"the arena refused the bot: {e}")
-        return 1
-    except KeyboardInterrupt:
-        return 130
-    for o in outcomes:
-        console.print(f"{o.match_id}: {o.end_reason}, place {o.mine.rank}, score {o.mine.score}")
-    return 0
-
-
 # --------------------------------------------------------------------------- matches
 
 
