@@ -139,7 +139,11 @@ def cmd_bot_run(args: argparse.Namespace) -> int:
 
     configure(json=False, level=args.log_level)
     s = settings(args)
-    kwargs = {"time_per_move": args.time_per_move} if args.time_per_move else {}
+    kwargs: dict[str, object] = {"time_per_move": args.time_per_move} if args.time_per_move else {}
+    if args.rollouts:
+        from sdk.bots.strong import MEASURED
+
+        kwargs["iterations"] = MEASURED if args.rollouts == "measured" else int(args.rollouts)
     name = REFERENCE_ALIASES.get(args.bot, args.bot)
     bot = load_bot(name, factory=lambda n: make_bot(n, **(kwargs if n == "strong" else {})))
     if not s["token"]:
@@ -287,6 +291,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--config", help="TOML settings file")
     p.add_argument("--matches", type=int, help="stop after this many matches")
     p.add_argument("--time-per-move", type=float, help="reference bot 'strong': seconds of search per move")
+    p.add_argument("--rollouts", help="reference bot 'strong': N rollouts a move instead of a clock, or 'measured' "
+                   "(the counts of its strength figures)")  # fmt: skip
     p.add_argument("--log-level", default="INFO")
     p.set_defaults(func=cmd_bot_run)
 

@@ -31,7 +31,9 @@ REFERENCE = ("random", "greedy", "strong")
 def start_bot(name: str, token: str, gateway: str, logs: Path, time_per_move: float) -> subprocess.Popen[bytes]:
     from arena.local import arena_command
 
-    extra = ["--time-per-move", str(time_per_move)] if name == "strong" else []
+    extra: list[str] = []
+    if name == "strong":
+        extra = ["--time-per-move", str(time_per_move)] if time_per_move else ["--rollouts", "measured"]
     log = (logs / f"bot-{name}.log").open("ab")
     return subprocess.Popen(
         arena_command("bot", "run", name, "--arena", gateway, "--log-level", "WARNING", *extra),
@@ -63,7 +65,7 @@ async def run_local(args: argparse.Namespace) -> int:
         try:
             for name in REFERENCE:
                 try:
-                    _, token = await asyncio.to_thread(admin.register_bot, name, "arena", list(games.GAME_IDS), 2)
+                    _, token = await asyncio.to_thread(admin.register_bot, name, "arena", list(games.GAME_IDS), 4)
                     how = "registered"
                 except ArenaError as e:
                     if e.code != "ALREADY_EXISTS":
@@ -200,7 +202,8 @@ def add_local_parser(sub: Any) -> None:
     p.add_argument(
         "--game", action="append", choices=games.GAME_IDS, help="game ids (default shanghaien, shangrila-3p)"
     )
-    p.add_argument("--matches", type=int, default=60, help="rated ladder matches to play (default 60)")
-    p.add_argument("--time-per-move", type=float, default=0.3, help="search time of the strong bot (default 0.3 s)")
+    p.add_argument("--matches", type=int, default=100, help="rated ladder matches to play (default 100)")
+    p.add_argument("--time-per-move", type=float, default=0.0,
+                   help="strong searches this long a move (default: the rollout counts of its strength figures)")  # fmt: skip
     p.add_argument("--seed", help="base seed (default: random seeds)")
     p.set_defaults(func=cmd_local)

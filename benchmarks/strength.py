@@ -37,8 +37,9 @@ if str(ROOT) not in sys.path:
 from referee import chance, games  # noqa: E402
 from sdk.bot import Bot, Turn  # noqa: E402
 from sdk.bots import make_bot  # noqa: E402
+from sdk.bots.strong import MEASURED  # noqa: E402
 
-ITERATIONS: dict[str, int] = {"shanghaien": 400, "shangrila-3p": 6, "shangrila-4p": 6}
+ITERATIONS: dict[str, int] = dict(MEASURED)
 """Default rollouts per move of ``strong``: Shanghaien at most 400 (the race usually settles sooner: about
 17 ms a move), Shangri-La one per candidate (50-100 ms a move on average, a few hundred ms in the middle
 game; the greedy rollouts are deterministic but for tie-breaks, so more passes add little)."""

@@ -33,6 +33,7 @@ from __future__ import annotations
 import math
 import random
 import time
+from collections.abc import Mapping
 from typing import Any, Final
 
 from referee.games.shanghaien import ShanghaienState
@@ -40,7 +41,7 @@ from referee.games.shanghaien.actions import Kind
 from referee.games.shanghaien.deck import DICE_PER_PLAYER
 from referee.games.shanghaien.state import Phase
 from referee.games.shangrila import ShangriLaState
-from sdk.bot import Bot, Turn
+from sdk.bot import Bot, MatchOutcome, Turn
 from sdk.bots.greedy import EPS, action_values, best_direct_placement, greedy_action
 from sdk.heuristics import shanghaien_value, shangrila_value
 
@@ -48,6 +49,8 @@ WIN_BONUS: Final = 10.0  # Shanghaien: points added to a rollout's value for a w
 MIN_PASSES: Final = 10  # rollouts per candidate before the race may drop one
 RACE_Z: Final = 2.0  # standard errors behind the leader that drop a candidate
 TIME_SHARE: Final = 0.8  # at most this share of the referee's time left for the move
+MEASURED: Final[Mapping[str, int]] = {"shanghaien": 400, "shangrila-3p": 6, "shangrila-4p": 6}
+"""Rollouts per move with which benchmarks/strength.py measured the bot (``iterations=MEASURED``)."""
 
 
 def rollout_action(state: ShanghaienState, rng: random.Random) -> Any:
@@ -221,50 +224,53 @@ class StrongBot(Bot):
         self,
         seed: int | str | None = None,
         time_per_move: float = 0.5,
-        iterations: int | None = None,
+        iterations: int | Mapping[str, int] | None = None,
         candidates: int = 6,
         depth: int | None = None,
     ) -> None:
+        """``iterations``: a fixed number of rollouts per move instead of ``time_per_move`` (one number, or one
+        per game id, e.g. ``MEASURED``)."""
         self.rng = random.Random(seed)
         self.time_per_move = time_per_move
         self.iterations = iterations
         self.candidates = candidates
         self.depth = depth
-        self._match: str | None = None
-        self._after: Any = None  # the position this bot's last action led to, in match ``_match``
-        self._calls = 0  # Shanghaien: the opponent's Shanghai calls when it could have rolled
-        self._rolls = 0  # ... and its rolls when it could have called Shanghai
+        # Shanghaien, per match (a bot may play several at once): the position its last action led to,
+        # the opponent's Shanghai calls when it could have rolled, and its rolls when it could have called.
+        self._seen: dict[str, tuple[Any, int, int]] = {}
 
     def budget(self, turn: Turn) -> float:
         """Seconds to search: ``time_per_move``, at most 80% of the referee's time left."""
         return max(0.0, min(self.time_per_move, TIME_SHARE * turn.time_left()))
 
-    def erratic(self) -> float:
+    def erratic(self, match_id: str) -> float:
         """Shanghaien: how far the opponent is from the greedy policy, judged by its voluntary Shanghai
         calls (greedy rolls whenever a die could still gain; a random player calls half the time):
         the probability with which rollouts let it play a random action instead of the greedy one."""
-        return min(1.0, 2 * self._calls / (self._calls + self._rolls + 2))
+        _, calls, rolls = self._seen.get(match_id, (None, 0, 0))
+        return min(1.0, 2 * calls / (calls + rolls + 2))
 
     def observe(self, turn: Turn) -> None:
-        """Note what the opponent did since this bot's last move (Shanghaien only)."""
+        """Note what the opponent did since this bot's last move in this match (Shanghaien only)."""
         state = turn.state
-        prev = self._after
-        if turn.match_id != self._match:
-            self._match = turn.match_id
-            self._calls = self._rolls = 0
-            return
+        prev, calls, rolls = self._seen.get(turn.match_id, (None, 0, 0))
         if not isinstance(state, ShanghaienState) or not isinstance(prev, ShanghaienState):
             return
         opp = 1 - turn.seat
         if prev.phase == Phase.TURN and prev.player == opp and 2 <= prev.placed[opp] <= DICE_PER_PLAYER - 2:
             if state.round == prev.round:
-                self._rolls += 1
+                rolls += 1
             elif state.last_caller == opp:
-                self._calls += 1
+                calls += 1
+        self._seen[turn.match_id] = (prev, calls, rolls)
+
+    def on_match_end(self, outcome: MatchOutcome) -> None:
+        self._seen.pop(outcome.match_id, None)
 
     def act(self, turn: Turn) -> Any:
         self.observe(turn)
-        if self.iterations is not None:
+        iterations = self.iterations.get(turn.game_id) if isinstance(self.iterations, Mapping) else self.iterations
+        if iterations is not None:
             deadline = time.monotonic() + TIME_SHARE * turn.time_left() if turn.move_ms > 0 else None
         else:
             deadline = time.monotonic() + self.budget(turn)
@@ -272,10 +278,11 @@ class StrongBot(Bot):
             turn.state,
             self.rng,
             deadline=deadline,
-            iterations=self.iterations,
+            iterations=iterations,
             candidates=self.candidates,
             depth=self.depth,
-            erratic=self.erratic(),
+            erratic=self.erratic(turn.match_id),
         )
-        self._after = turn.state.apply(action)
+        _, calls, rolls = self._seen.get(turn.match_id, (None, 0, 0))
+        self._seen[turn.match_id] = (turn.state.apply(action), calls, rolls)
         return action
