@@ -18,6 +18,7 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -139,7 +140,7 @@ def cmd_bot_run(args: argparse.Namespace) -> int:
 
     configure(json=False, level=args.log_level)
     s = settings(args)
-    kwargs: dict[str, object] = {"time_per_move": args.time_per_move} if args.time_per_move else {}
+    kwargs: dict[str, Any] = {"time_per_move": args.time_per_move} if args.time_per_move else {}
     if args.rollouts:
         from sdk.bots.strong import MEASURED
 

@@ -204,6 +204,6 @@ def add_local_parser(sub: Any) -> None:
     )
     p.add_argument("--matches", type=int, default=100, help="rated ladder matches to play (default 100)")
     p.add_argument("--time-per-move", type=float, default=0.0,
-                   help="strong searches this long a move (default: the rollout counts of its strength figures)")  # fmt: skip
+                   help="strong searches this long a move (default: its strength figures' rollout counts)")  # fmt: skip
     p.add_argument("--seed", help="base seed (default: random seeds)")
     p.set_defaults(func=cmd_local)
