@@ -21,15 +21,12 @@ import grpc
 import redis
 import redis.asyncio as aioredis
 import structlog
-from grpc_health.v1 import health_pb2, health_pb2_grpc
-from grpc_health.v1._async import HealthServicer
-from grpc_reflection.v1alpha import reflection
 
 from arena import keys, metrics
 from arena.matches import MatchRequestError, MatchStore, public_lines
 from arena.queue import DuplicateMatchError, MatchQueue
 from arena.registry import BotRecord, Registry, RegistryError, UnknownBotError
-from referee.server import SERVER_OPTIONS, abort, bearer
+from referee.server import SERVER_OPTIONS, abort, bearer, serve
 from sdk._generated.arena.v1 import arena_pb2, arena_pb2_grpc, match_pb2
 
 log = structlog.get_logger("arena.gateway")
@@ -387,14 +384,7 @@ async def start_gateway(
     names = [arena_pb2.DESCRIPTOR.services_by_name["ArenaService"].full_name]
     if extra is not None:
         names += extra(server, redis_url)
-    health = HealthServicer()
-    health_pb2_grpc.add_HealthServicer_to_server(health, server)
-    names += [health_pb2.DESCRIPTOR.services_by_name["Health"].full_name, reflection.SERVICE_NAME]
-    reflection.enable_server_reflection(names, server)
-    port = server.add_insecure_port(address)
-    await server.start()
-    for name in ("", *names[:-2]):
-        await health.set(name, health_pb2.HealthCheckResponse.SERVING)
+    port = await serve(server, names, address)
     log.info("gateway serving", address=address, port=port)
     return server, port, servicer
 

@@ -14,7 +14,6 @@ import argparse
 import asyncio
 import os
 import secrets
-import signal
 import socket
 import threading
 from collections.abc import Sequence
@@ -179,7 +178,7 @@ class LadderRunner:
 
 def cmd_ladder_run(args: argparse.Namespace) -> int:
     from arena.ladder_service import add_to_server
-    from arena.service_cli import settings
+    from arena.service_cli import _run_service, settings
     from referee.logs import configure
     from sdk._generated.arena.v1 import ladder_pb2
 
@@ -191,31 +190,22 @@ def cmd_ladder_run(args: argparse.Namespace) -> int:
     )
     runner = LadderRunner(s["redis_url"], config, schedule=not args.no_schedule)
 
-    async def main() -> None:
+    async def main(stop: asyncio.Event) -> None:
         import grpc
-        from grpc_health.v1 import health_pb2, health_pb2_grpc
-        from grpc_health.v1._async import HealthServicer
 
-        stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, stop.set)
+        from referee.server import serve
+
         server = grpc.aio.server()
         add_to_server(runner.ladder, server)
-        health = HealthServicer()
-        health_pb2_grpc.add_HealthServicer_to_server(health, server)
-        server.add_insecure_port(s["listen"] or "0.0.0.0:50071")
-        await server.start()
-        for name in ("", ladder_pb2.DESCRIPTOR.services_by_name["LadderService"].full_name):
-            await health.set(name, health_pb2.HealthCheckResponse.SERVING)
+        await serve(server, [ladder_pb2.DESCRIPTOR.services_by_name["LadderService"].full_name],
+                    s["listen"] or "0.0.0.0:50071")  # fmt: skip
         threads = runner.start()
         log.info("ladder running", games=list(config.games), schedule=runner.schedule)
         await stop.wait()
         await asyncio.to_thread(runner.stop, threads)
         await server.stop(1.0)
 
-    asyncio.run(main())
-    return 0
+    return _run_service(main)
 
 
 def add_run_parser(sub: Any) -> None:

@@ -420,23 +420,30 @@ SERVER_OPTIONS = [
 ]
 
 
+async def serve(server: grpc.aio.Server, services: Sequence[str], address: str) -> int:
+    """Start ``server`` (its servicers added) on ``address`` with gRPC health checking (every one of
+    ``services`` and the whole server SERVING) and reflection, so grpcurl and grpc_health_probe work.
+    Returns the port (``address`` with port 0: any free port)."""
+    health = HealthServicer()
+    health_pb2_grpc.add_HealthServicer_to_server(health, server)
+    names = (*services, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name, reflection.SERVICE_NAME)
+    reflection.enable_server_reflection(names, server)
+    port: int = server.add_insecure_port(address)
+    await server.start()
+    for name in ("", *services):
+        await health.set(name, health_pb2.HealthCheckResponse.SERVING)
+    return port
+
+
 async def start_server(referee: Referee, address: str = "127.0.0.1:0") -> tuple[grpc.aio.Server, int]:
     """Serve the referee on ``address`` (port 0: any free port). Returns the server and its port."""
     server = grpc.aio.server(options=SERVER_OPTIONS)
     bot_pb2_grpc.add_BotServiceServicer_to_server(BotServicer(referee), server)  # type: ignore[no-untyped-call]
     referee_pb2_grpc.add_RefereeServiceServicer_to_server(RefereeServicer(referee), server)  # type: ignore[no-untyped-call]
-    health = HealthServicer()
-    health_pb2_grpc.add_HealthServicer_to_server(health, server)
-    names = (
+    services = (
         bot_pb2.DESCRIPTOR.services_by_name["BotService"].full_name,
         referee_pb2.DESCRIPTOR.services_by_name["RefereeService"].full_name,
-        health_pb2.DESCRIPTOR.services_by_name["Health"].full_name,
-        reflection.SERVICE_NAME,
     )
-    reflection.enable_server_reflection(names, server)
-    port = server.add_insecure_port(address)
-    await server.start()
-    for name in ("", *names[:2]):
-        await health.set(name, health_pb2.HealthCheckResponse.SERVING)
+    port = await serve(server, services, address)
     log.info("referee serving", address=address, port=port)
     return server, port
