@@ -173,7 +173,7 @@ class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
                 for _, entries in reply or []:
                     for entry_id, fields in entries:
                         last = entry_id
-                        f = {_s(k): _s(v) for k, v in fields.items()}
+                        f = {keys.text(k): keys.text(v) for k, v in fields.items()}
                         if f.get("kind") == "assigned":
                             yield arena_pb2.SessionEvent(
                                 assigned=arena_pb2.MatchAssigned(
@@ -203,7 +203,7 @@ class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
         """Where the bot's running matches are now (for a session that just opened)."""
         out = []
         for raw in sorted(self.r.smembers(keys.bot_running(name))):
-            match_id = _s(raw)
+            match_id = keys.text(raw)
             m = self.store.describe(match_id)
             if m is None or m["status"] != "running" or not m["referee_address"]:
                 continue
@@ -337,7 +337,7 @@ class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
             for _, entries in reply or []:
                 for entry_id, fields in entries:
                     last = entry_id
-                    line = _s(fields[b"line"])
+                    line = keys.text(fields[b"line"])
                     for public in public_lines([line], set()):
                         yield arena_pb2.FollowMatchResponse(transcript_line=public)
                     if '"footer"' in line and json.loads(line).get("type") == "footer":
@@ -387,7 +387,3 @@ async def start_gateway(
     port = await serve(server, names, address)
     log.info("gateway serving", address=address, port=port)
     return server, port, servicer
-
-
-def _s(value: bytes | str) -> str:
-    return value.decode() if isinstance(value, bytes) else value

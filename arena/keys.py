@@ -8,6 +8,11 @@ PREFIX: Final = "arena:"
 CONSUMER_GROUP: Final = "referees"
 
 
+def text(value: bytes | str) -> str:
+    """A key or value as Redis returned it (bytes, from clients without ``decode_responses``), as text."""
+    return value.decode() if isinstance(value, bytes) else value
+
+
 def match(match_id: str) -> str:
     """Hash: the match's spec (JSON), status, priority, timestamps, worker, result."""
     return f"{PREFIX}match:{match_id}"

@@ -174,7 +174,7 @@ class Ladder:
             latest = dict(zip(names, p.hmget(keys.ladder_latest(game_id), names), strict=True))
             for b in new:
                 prev = latest[b[0]]
-                pred = p.hget(keys.ladder_rows(game_id), member((b[0], _s(prev)))) if prev else None
+                pred = p.hget(keys.ladder_rows(game_id), member((b[0], keys.text(prev)))) if prev else None
                 before[b] = elo.new_row(b[0], b[1], Row.from_dict(json.loads(pred)) if pred else None)
         return before, new
 
@@ -192,19 +192,19 @@ class Ladder:
         """Apply every stream entry after the cursor (up to ``until``, inclusive) in stream order."""
         applied = 0
         while True:
-            cursor = _s(self.r.get(keys.ladder_cursor()) or b"0-0")
+            cursor = keys.text(self.r.get(keys.ladder_cursor()) or b"0-0")
             entries: Any = self.r.xrange(keys.results(), min=f"({cursor}", max=until or "+", count=batch)
             if not entries:
                 return applied
             for result in self._results(entries):
                 if result is not None:
                     applied += self.apply(result)
-            self._advance(keys=[keys.ladder_cursor()], args=[_s(entries[-1][0])])
+            self._advance(keys=[keys.ladder_cursor()], args=[keys.text(entries[-1][0])])
 
     def _results(self, entries: list[Any]) -> list[dict[str, Any] | None]:
         with self.r.pipeline(transaction=False) as p:
             for _, fields in entries:
-                p.hget(keys.match(_s(fields[b"match_id"])), "result")
+                p.hget(keys.match(keys.text(fields[b"match_id"])), "result")
             raws = p.execute()
         return [json.loads(raw) if raw else None for raw in raws]
 
@@ -225,7 +225,7 @@ class Ladder:
         applied = 0
         claimed: Any = self.r.xautoclaim(stream, group, consumer, 60_000, "0-0", count=1000)
         if claimed[1]:
-            applied += self.sync(until=_s(claimed[1][-1][0]))
+            applied += self.sync(until=keys.text(claimed[1][-1][0]))
             self.r.xack(stream, group, *[e[0] for e in claimed[1]])
         start = "0"
         while stop is None or not stop():
@@ -240,7 +240,7 @@ class Ladder:
                 if burst:
                     break
                 continue
-            applied += self.sync(until=_s(entries[-1][0]))
+            applied += self.sync(until=keys.text(entries[-1][0]))
             self.r.xack(stream, group, *[e[0] for e in entries])
         return applied
 
@@ -256,7 +256,7 @@ class Ladder:
             for result in self._results(entries):
                 if result is not None and (game_id is None or result.get("game_id") == game_id):
                     yield result
-            last = f"({_s(entries[-1][0])}"
+            last = f"({keys.text(entries[-1][0])}"
 
     def rebuild(self, game_id: str) -> int:
         """Recompute the game's ladder from every stored result, in stream order; returns how many counted."""
@@ -273,7 +273,7 @@ class Ladder:
             self._release(keys=[lock], args=[token])
 
     def _replace(self, game_id: str, table: elo.Table) -> None:
-        old = [_s(m) for m in self.r.hkeys(keys.ladder_rows(game_id))]
+        old = [keys.text(m) for m in self.r.hkeys(keys.ladder_rows(game_id))]
         rows = table.rows.get(game_id, {})
         history = table.history.get(game_id, {})
         with self.r.pipeline(transaction=False) as pipe:
@@ -314,7 +314,7 @@ class Ladder:
     # ------------------------------------------------------------------------------ queries
 
     def games(self) -> list[str]:
-        return sorted(_s(g) for g in self.r.smembers(keys.ladder_games()))
+        return sorted(keys.text(g) for g in self.r.smembers(keys.ladder_games()))
 
     def leaderboard(self, game_id: str, limit: int | None = None, offset: int = 0) -> list[Standing]:
         """Best first, from the sorted set; ``limit`` rows from place ``offset + 1``."""
@@ -372,14 +372,10 @@ class Ladder:
         return {
             "rows": rows,
             "board": {unmember(m): s for m, s in board},
-            "latest": {_s(k): _s(v) for k, v in self.r.hgetall(keys.ladder_latest(game_id)).items()},
-            "h2h": {_s(k): json.loads(v) for k, v in self.r.hgetall(keys.ladder_h2h(game_id)).items()},
+            "latest": {keys.text(k): keys.text(v) for k, v in self.r.hgetall(keys.ladder_latest(game_id)).items()},
+            "h2h": {keys.text(k): json.loads(v) for k, v in self.r.hgetall(keys.ladder_h2h(game_id)).items()},
             "history": {
-                b: [_s(x) for x in self.r.lrange(keys.ladder_history(game_id, member(b)), 0, -1)] for b in rows
+                b: [keys.text(x) for x in self.r.lrange(keys.ladder_history(game_id, member(b)), 0, -1)] for b in rows
             },
-            "applied": {_s(m) for m in self.r.smembers(keys.ladder_applied(game_id))},
+            "applied": {keys.text(m) for m in self.r.smembers(keys.ladder_applied(game_id))},
         }
-
-
-def _s(value: bytes | str) -> str:
-    return value.decode() if isinstance(value, bytes) else value

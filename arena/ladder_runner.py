@@ -230,10 +230,6 @@ def caught_up(client: redis.Redis) -> bool:
     except redis.ResponseError:
         return False
     for g in groups:
-        name = g["name"].decode() if isinstance(g["name"], bytes) else g["name"]
-        if name == keys.LADDER_GROUP:
-            last = g["last-delivered-id"]
-            last = last.decode() if isinstance(last, bytes) else last
-            newest_id = newest[0][0].decode() if isinstance(newest[0][0], bytes) else newest[0][0]
-            return bool(last == newest_id and int(g["pending"]) == 0)
+        if keys.text(g["name"]) == keys.LADDER_GROUP:
+            return keys.text(g["last-delivered-id"]) == keys.text(newest[0][0]) and int(g["pending"]) == 0
     return False

@@ -146,12 +146,12 @@ class MatchStore:
         hi = until if until else "+inf"
         lo = since if since else "-inf"
         reply: Any = self.r.zrevrangebyscore(key, hi, lo, start=0, num=limit)
-        return [_s(x) for x in reply]
+        return [keys.text(x) for x in reply]
 
     def transcript(self, match_id: str) -> str | None:
         """The full stored transcript of a finished match (JSON Lines), or None."""
         raw: Any = self.r.get(keys.transcript(match_id))
-        return None if raw is None else _s(raw)
+        return None if raw is None else keys.text(raw)
 
     # ----------------------------------------------------------------- event logs
 
@@ -166,7 +166,7 @@ class MatchStore:
         """(entry id, line) of the match's event log after entry ``after`` (``-``: from the start)."""
         start = "-" if after == "-" else f"({after}"
         reply: Any = self.r.xrange(keys.events(match_id), start, "+")
-        return [(_s(i), _s(f[b"line"])) for i, f in reply]
+        return [(keys.text(i), keys.text(f[b"line"])) for i, f in reply]
 
 
 def public_lines(lines: Iterable[str], seats: set[int] | None) -> list[str]:
@@ -184,7 +184,7 @@ def public_lines(lines: Iterable[str], seats: set[int] | None) -> list[str]:
 
 
 def _record(match_id: str, raw: dict[Any, Any]) -> dict[str, Any]:
-    h = {_s(k): _s(v) for k, v in raw.items()}
+    h = {keys.text(k): keys.text(v) for k, v in raw.items()}
     spec = json.loads(h.get("spec", "{}"))
     result = json.loads(h["result"]) if "result" in h else None
     return {
@@ -208,7 +208,3 @@ def _record(match_id: str, raw: dict[Any, Any]) -> dict[str, Any]:
 def _chunks(items: list[str], size: int) -> Iterable[list[str]]:
     for i in range(0, len(items), size):
         yield items[i : i + size]
-
-
-def _s(value: bytes | str) -> str:
-    return value.decode() if isinstance(value, bytes) else value

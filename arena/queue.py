@@ -144,7 +144,7 @@ class MatchQueue:
         reply: Any = self.r.xreadgroup(keys.CONSUMER_GROUP, worker, streams, count=1, block=block_ms)
         for stream, entries in reply or []:
             for entry_id, fields in entries:
-                return self._claimed(worker, _s(stream), _s(entry_id), _s(fields[b"match_id"]))
+                return self._claimed(worker, keys.text(stream), keys.text(entry_id), keys.text(fields[b"match_id"]))
         return None
 
     def _claimed(self, worker: str, stream: str, entry_id: str, match_id: str) -> Claim:
@@ -152,7 +152,7 @@ class MatchQueue:
         self.r.hset(keys.match(match_id), mapping={"status": "running", "worker": worker, "claimed_at": time.time()})
         spec = json.loads(self.r.hget(keys.match(match_id), "spec") or "{}")
         seed = self.r.get(keys.match_seed(match_id))
-        return Claim(match_id, priority, entry_id, spec, _s(seed) if seed is not None else "")
+        return Claim(match_id, priority, entry_id, spec, keys.text(seed) if seed is not None else "")
 
     def renew(self, worker: str, claim: Claim) -> bool:
         """Keep the lease: resets the entry's idle time. False if another worker took it over (or it is done)."""
@@ -169,7 +169,7 @@ class MatchQueue:
             entries = reply[1]
             for entry_id, fields in entries:
                 if fields:
-                    out.append(self._claimed(worker, stream, _s(entry_id), _s(fields[b"match_id"])))
+                    out.append(self._claimed(worker, stream, keys.text(entry_id), keys.text(fields[b"match_id"])))
         return out
 
     def complete(
@@ -198,7 +198,7 @@ class MatchQueue:
         return bool(done)
 
     def status(self, match_id: str) -> dict[str, str]:
-        return {_s(k): _s(v) for k, v in self.r.hgetall(keys.match(match_id)).items()}
+        return {keys.text(k): keys.text(v) for k, v in self.r.hgetall(keys.match(match_id)).items()}
 
     def depth(self) -> dict[str, int]:
         """Matches waiting for a worker, per priority (finished entries are deleted from the streams)."""
@@ -212,7 +212,3 @@ class MatchQueue:
     def running(self) -> int:
         """Matches leased to a worker right now."""
         return sum(int(self.r.xpending(keys.queue(p), keys.CONSUMER_GROUP)["pending"]) for p in PRIORITIES)
-
-
-def _s(value: bytes | str) -> str:
-    return value.decode() if isinstance(value, bytes) else value

@@ -114,7 +114,7 @@ class Registry:
         if not token:
             return False
         stored = self.r.get(keys.admin_token())
-        return stored is not None and secrets.compare_digest(_s(stored), sha256(token))
+        return stored is not None and secrets.compare_digest(keys.text(stored), sha256(token))
 
     # ------------------------------------------------------------------ bots
 
@@ -163,7 +163,7 @@ class Registry:
         raw = self.r.hgetall(keys.bot(name))
         if not raw:
             raise UnknownBotError(f"no bot named {name!r}")
-        return self._record({_s(k): _s(v) for k, v in raw.items()})
+        return self._record({keys.text(k): keys.text(v) for k, v in raw.items()})
 
     def find(self, name: str) -> BotRecord | None:
         try:
@@ -172,7 +172,7 @@ class Registry:
             return None
 
     def list(self, game_id: str | None = None) -> list[BotRecord]:
-        names = sorted(_s(n) for n in self.r.smembers(keys.bots()))
+        names = sorted(keys.text(n) for n in self.r.smembers(keys.bots()))
         pipe = self.r.pipeline(transaction=False)
         for name in names:
             pipe.hgetall(keys.bot(name))
@@ -184,7 +184,7 @@ class Registry:
             raw, online, running = replies[3 * i : 3 * i + 3]
             if not raw:
                 continue
-            rec = self._record({_s(k): _s(v) for k, v in raw.items()}, bool(online), int(running))
+            rec = self._record({keys.text(k): keys.text(v) for k, v in raw.items()}, bool(online), int(running))
             if game_id is None or game_id in rec.game_ids:
                 out.append(rec)
         return out
@@ -194,11 +194,11 @@ class Registry:
         if not token:
             return None
         name = self.r.get(keys.token(sha256(token)))
-        return None if name is None else self.find(_s(name))
+        return None if name is None else self.find(keys.text(name))
 
     def name_for_hash(self, token_sha256: str) -> str | None:
         name = self.r.get(keys.token(token_sha256))
-        return None if name is None else _s(name)
+        return None if name is None else keys.text(name)
 
     # ------------------------------------------------------------------ presence
 
@@ -235,7 +235,3 @@ class Registry:
             online=online,
             matches_running=running,
         )
-
-
-def _s(value: bytes | str) -> str:
-    return value.decode() if isinstance(value, bytes) else value
