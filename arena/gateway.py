@@ -26,8 +26,9 @@ from arena import keys, metrics
 from arena.matches import MatchRequestError, MatchStore, public_lines
 from arena.queue import DuplicateMatchError, MatchQueue
 from arena.registry import BotRecord, Registry, RegistryError, UnknownBotError
-from referee.server import SERVER_OPTIONS, abort, bearer, serve
-from sdk._generated.arena.v1 import arena_pb2, arena_pb2_grpc, match_pb2
+from referee.server import SERVER_OPTIONS, abort, bearer, result_to_proto, serve
+from referee.spec import MatchResult
+from sdk._generated.arena.v1 import arena_pb2, arena_pb2_grpc
 
 log = structlog.get_logger("arena.gateway")
 
@@ -39,12 +40,6 @@ _STATES = {
     "finished": arena_pb2.MATCH_STATE_FINISHED,
 }
 _STATE_NAMES = {v: k for k, v in _STATES.items()}
-_END = {
-    "completed": match_pb2.END_REASON_COMPLETED,
-    "forfeit": match_pb2.END_REASON_FORFEIT,
-    "aborted": match_pb2.END_REASON_ABORTED,
-}
-_STATUS = {"active": match_pb2.SEAT_STATUS_ACTIVE, "forfeited": match_pb2.SEAT_STATUS_FORFEITED}
 
 
 def bot_proto(b: BotRecord, paused: str = "") -> arena_pb2.BotRecord:
@@ -64,31 +59,6 @@ def bot_proto(b: BotRecord, paused: str = "") -> arena_pb2.BotRecord:
     )
 
 
-def result_proto(d: dict[str, Any]) -> match_pb2.MatchResult:
-    return match_pb2.MatchResult(
-        match_id=d["match_id"],
-        game_id=d["game_id"],
-        end_reason=_END.get(d["end_reason"], match_pb2.END_REASON_UNSPECIFIED),
-        seats=[
-            match_pb2.SeatResult(
-                seat=s["seat"],
-                bot_name=s["bot_name"],
-                bot_version=s.get("bot_version", ""),
-                score=s["score"],
-                rank=s["rank"],
-                status=_STATUS.get(s["status"], match_pb2.SEAT_STATUS_UNSPECIFIED),
-                strikes=s.get("strikes", 0),
-                refusals=s.get("refusals", 0),
-            )
-            for s in d["seats"]
-        ],
-        seed=d.get("seed", ""),
-        seed_sha256=d.get("seed_sha256", ""),
-        plies=d.get("plies", 0),
-        detail=d.get("detail", ""),
-    )
-
-
 def match_proto(m: dict[str, Any]) -> arena_pb2.MatchRecord:
     record = arena_pb2.MatchRecord(
         match_id=m["match_id"],
@@ -105,7 +75,7 @@ def match_proto(m: dict[str, Any]) -> arena_pb2.MatchRecord:
         seed_sha256=m["seed_sha256"],
     )
     if m["result"] is not None:
-        record.result.CopyFrom(result_proto(m["result"]))
+        record.result.CopyFrom(result_to_proto(MatchResult.from_dict(m["result"])))
     return record
 
 

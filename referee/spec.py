@@ -4,8 +4,10 @@ the server's edge)."""
 from __future__ import annotations
 
 import secrets
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import Any
 
 from referee.timecontrol import TimeControl, default_for
 
@@ -64,3 +66,18 @@ class MatchResult:
     seed_sha256: str
     plies: int
     detail: str = ""
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> MatchResult:
+        """From its stored form (``dataclasses.asdict`` with the enums as their values; extra keys ignored)."""
+        seats = tuple(
+            SeatResult(
+                seat=s["seat"], bot_name=s["bot_name"], bot_version=s["bot_version"], score=s["score"],
+                rank=s["rank"], status=SeatStatus(s["status"]), strikes=s["strikes"], refusals=s["refusals"],
+            )
+            for s in d["seats"]
+        )  # fmt: skip
+        return cls(
+            match_id=d["match_id"], game_id=d["game_id"], end_reason=EndReason(d["end_reason"]), seats=seats,
+            seed=d["seed"], seed_sha256=d["seed_sha256"], plies=d["plies"], detail=d.get("detail", ""),
+        )  # fmt: skip
