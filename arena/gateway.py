@@ -59,6 +59,13 @@ def bot_proto(b: BotRecord, paused: str = "") -> arena_pb2.BotRecord:
     )
 
 
+def assigned(match_id: str, game_id: str, seat: int, address: str) -> arena_pb2.SessionEvent:
+    """The session event that sends a bot to the worker running its match."""
+    return arena_pb2.SessionEvent(
+        assigned=arena_pb2.MatchAssigned(match_id=match_id, game_id=game_id, seat=seat, referee_address=address)
+    )
+
+
 def match_proto(m: dict[str, Any]) -> arena_pb2.MatchRecord:
     record = arena_pb2.MatchRecord(
         match_id=m["match_id"],
@@ -145,12 +152,7 @@ class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
                         last = entry_id
                         f = {keys.text(k): keys.text(v) for k, v in fields.items()}
                         if f.get("kind") == "assigned":
-                            yield arena_pb2.SessionEvent(
-                                assigned=arena_pb2.MatchAssigned(
-                                    match_id=f["match_id"], game_id=f["game_id"], seat=int(f["seat"]),
-                                    referee_address=f["address"],
-                                )
-                            )  # fmt: skip
+                            yield assigned(f["match_id"], f["game_id"], int(f["seat"]), f["address"])
                 if time.monotonic() - beat >= HEARTBEAT_S:
                     beat = time.monotonic()
                     current = await self._call(context, self.registry.find, name)
@@ -179,13 +181,7 @@ class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
                 continue
             for seat, bot_name in enumerate(m["bot_names"]):
                 if bot_name == name:
-                    out.append(
-                        arena_pb2.SessionEvent(
-                            assigned=arena_pb2.MatchAssigned(
-                                match_id=match_id, game_id=m["game_id"], seat=seat, referee_address=m["referee_address"]
-                            )
-                        )
-                    )
+                    out.append(assigned(match_id, m["game_id"], seat, m["referee_address"]))
         return out
 
     # ------------------------------------------------------------------ registry

@@ -38,14 +38,9 @@ def _when(t: float) -> str:
     return time.strftime("%Y-%m-%d %H:%M", time.localtime(t)) if t else "-"
 
 
-def cmd_show(args: argparse.Namespace) -> int:
-    standings = _ladder(args).leaderboard(args.game, args.limit)
-    if args.json:
-        rows = [{"rank": s.rank, **s.row.to_dict(), "error": s.row.error, "provisional": s.row.provisional}
-                for s in standings]  # fmt: skip
-        print(json.dumps({"game_id": args.game, "rows": rows}, indent=2))
-        return 0
-    table = Table(title=f"{args.game} ladder", caption="? provisional (fewer than 15 games); ± is a 95% interval")
+def board_table(game_id: str, standings: list[Any]) -> Table:
+    """A game's leaderboard (``Ladder.leaderboard``) as a table."""
+    table = Table(title=f"{game_id} ladder", caption="? provisional (fewer than 15 games); ± is a 95% interval")
     for col, justify in [("#", "right"), ("bot", "left"), ("version", "left"), ("rating", "right"),
                          ("games", "right"), ("W/D/L", "right"), ("last played", "left")]:  # fmt: skip
         table.add_column(col, justify=justify)  # type: ignore[arg-type]
@@ -55,7 +50,17 @@ def cmd_show(args: argparse.Namespace) -> int:
         table.add_row(str(s.rank), r.name, r.version, f"{r.rating:.0f}{mark} ± {r.error:.0f}", str(r.games),
                       f"{r.wins}/{r.draws}/{r.losses}", _when(r.last_played),
                       style="dim" if r.provisional else None)  # fmt: skip
-    console.print(table)
+    return table
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    standings = _ladder(args).leaderboard(args.game, args.limit)
+    if args.json:
+        rows = [{"rank": s.rank, **s.row.to_dict(), "error": s.row.error, "provisional": s.row.provisional}
+                for s in standings]  # fmt: skip
+        print(json.dumps({"game_id": args.game, "rows": rows}, indent=2))
+        return 0
+    console.print(board_table(args.game, standings))
     if not standings:
         console.print(f"no rated matches on {args.game} yet")
     return 0

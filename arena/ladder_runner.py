@@ -146,7 +146,7 @@ class LadderRunner:
                 self._online = online
                 metrics.LADDER_PAUSED.set(sum(1 for b in bots if self.scheduler.paused(b.key)))
                 if self.max_matches is None or self.scheduled < self.max_matches:
-                    self.scheduler.tick(self.queue.depth()[Priority.LADDER.value])
+                    self.scheduler.tick(self.queue.depth()[Priority.LADDER.value], bots)
             except (redis.ConnectionError, redis.TimeoutError) as e:
                 log.warning("redis unavailable, retrying", error=str(e)[:200])
                 self._stop.wait(1.0)
@@ -165,15 +165,6 @@ class LadderRunner:
         self._stop.set()
         for t in threads:
             t.join(timeout=10)
-
-    def paused(self) -> dict[str, str]:
-        """Bot name -> why it is off the ladder (what its owner sees)."""
-        out = {}
-        for b in self.scheduler.source.bots():
-            reason = self.scheduler.paused(b.key)
-            if reason:
-                out[b.name] = reason
-        return out
 
 
 def cmd_ladder_run(args: argparse.Namespace) -> int:

@@ -2,8 +2,9 @@
 
 It starts a ``redis-server`` (data in ``--data``), the gateway and referee workers; registers the
 reference bots (random, greedy, strong) through the gateway as any admin would; starts each bot as
-its own process connected through its session; requests a batch of matches; shows progress; prints
-the results; downloads and verifies every transcript; and stops everything it started.
+its own process connected through its session; runs the ladder (the scheduler queues rated matches,
+the ladder applies their results) with a progress bar; prints each game's leaderboard and writes its
+rating chart; downloads and verifies every transcript; and stops everything it started.
 """
 
 from __future__ import annotations
@@ -14,13 +15,11 @@ import os
 import signal
 import subprocess
 import time
-from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
 from referee import games
 
@@ -47,6 +46,7 @@ async def run_local(args: argparse.Namespace) -> int:
     import redis
 
     from arena.client import ArenaClient, ArenaError
+    from arena.ladder_cli import board_table
     from arena.ladder_runner import LadderRunner, caught_up
     from arena.local import LocalArena
     from arena.scheduler import SchedulerConfig
@@ -107,15 +107,13 @@ async def run_local(args: argparse.Namespace) -> int:
                 path = out / f"{match_id}.jsonl"
                 path.write_text(text)
                 bad += transcripts.verify(path) is not None
-            ordered = True
             for game_id in game_ids:
                 board = runner.ladder.leaderboard(game_id)
-                _print_board(game_id, board)
+                console.print(board_table(game_id, board))
                 chart = data / f"ladder-{game_id}.png"
                 _plot(runner.ladder, game_id, chart)
                 names = [s.row.name for s in board if s.row.name in REFERENCE]
                 verdict = names == ["strong", "greedy", "random"]
-                ordered &= verdict
                 expected = "as expected" if verdict else "NOT strong > greedy > random yet"
                 console.print(f"  {game_id}: {' > '.join(names)} ({expected}); chart {chart}")
             console.print(
@@ -137,18 +135,6 @@ async def run_local(args: argparse.Namespace) -> int:
             admin.close()
 
 
-def _print_board(game_id: str, board: list[Any]) -> None:
-    table = Table(title=f"{game_id} ladder", caption="? provisional; ± is a 95% interval")
-    for col in ("#", "bot", "version", "rating", "games", "W/D/L"):
-        table.add_column(col)
-    for s in board:
-        row = s.row
-        mark = "?" if row.provisional else ""
-        table.add_row(str(s.rank), row.name, row.version, f"{row.rating:.0f}{mark} ± {row.error:.0f}", str(row.games),
-                      f"{row.wins}/{row.draws}/{row.losses}")  # fmt: skip
-    console.print(table)
-
-
 def _plot(ladder: Any, game_id: str, path: Path) -> None:
     from arena.ladder_cli import plot
 
@@ -157,28 +143,6 @@ def _plot(ladder: Any, game_id: str, path: Path) -> None:
         for (n, v), points in ladder.history(game_id, name).items():
             series[(game_id, n, v)] = points
     plot(series, str(path))
-
-
-def _print_results(requested: list[tuple[str, str, list[str]]], records: dict[str, Any]) -> None:
-    table = Table(title="matches")
-    for col in ("match", "game", "seats (score, place)", "end"):
-        table.add_column(col)
-    tally: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])
-    for match_id, game_id, _ in requested:
-        r = records[match_id].result
-        end = {1: "completed", 2: "aborted", 3: "forfeit"}.get(r.end_reason, "?")
-        table.add_row(match_id, game_id, ", ".join(f"{s.bot_name} ({s.score}, #{s.rank})" for s in r.seats), end)
-        for s in r.seats:
-            t = tally[(game_id, s.bot_name)]
-            t[0] += 1
-            t[1] += s.rank == 1
-    console.print(table)
-    summary = Table(title="first places")
-    for col in ("game", "bot", "seats played", "first places"):
-        summary.add_column(col)
-    for (game_id, name), (played, first) in sorted(tally.items()):
-        summary.add_row(game_id, name, str(played), str(first))
-    console.print(summary)
 
 
 def cmd_local(args: argparse.Namespace) -> int:

@@ -139,14 +139,14 @@ class Scheduler:
 
     # ------------------------------------------------------------------------------ scheduling
 
-    def tick(self, queue_depth: int) -> list[dict[str, Any]]:
+    def tick(self, queue_depth: int, bots: Sequence[BotInfo] | None = None) -> list[dict[str, Any]]:
         """Queue ladder matches until ``queue_depth`` (waiting now) reaches the target or the rate allows
-        no more; returns the specs queued."""
+        no more; returns the specs queued. ``bots``: the source's bots, if the caller read them already."""
         now = self.clock()
         self._tokens = min(float(self.config.burst), self._tokens + (now - self._refilled) * self.config.max_rate)
         self._refilled = now
         out: list[dict[str, Any]] = []
-        bots = list(self.source.bots())
+        bots = list(self.source.bots() if bots is None else bots)
         while queue_depth + len(out) < self.config.queue_depth and self._tokens >= 1.0:
             spec = self.next_match(bots)
             if spec is None:
