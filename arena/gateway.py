@@ -293,23 +293,25 @@ class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
             await abort(context, grpc.StatusCode.NOT_FOUND, f"no match {request.match_id!r}")
         stream = keys.events(request.match_id)
         last: Any = b"0-0"
+        sent = 0
+        stored = await self._call(context, self.store.transcript, request.match_id)
         while True:
-            stored = await self._call(context, self.store.transcript, request.match_id)
-            if stored is not None and last == b"0-0":  # finished before we started: the stored transcript
-                for line in public_lines(stored.splitlines(), set()):
+            if stored is not None:  # finished: the lines not yet sent come from the stored transcript
+                for line in public_lines(stored.splitlines()[sent:], set()):
                     yield arena_pb2.FollowMatchResponse(transcript_line=line)
                 return
             reply: Any = await self.ar.xread({stream: last}, count=500, block=BLOCK_MS)
             for _, entries in reply or []:
                 for entry_id, fields in entries:
                     last = entry_id
+                    sent += 1
                     line = keys.text(fields[b"line"])
                     for public in public_lines([line], set()):
                         yield arena_pb2.FollowMatchResponse(transcript_line=public)
                     if '"footer"' in line and json.loads(line).get("type") == "footer":
                         return
-            if not reply and stored is not None:
-                return  # finished, and its event log expired
+            if not reply:  # idle: look whether it finished (its event log may have expired since)
+                stored = await self._call(context, self.store.transcript, request.match_id)
 
     async def GetTranscript(  # noqa: N802
         self, request: arena_pb2.GetTranscriptRequest, context: grpc.aio.ServicerContext
