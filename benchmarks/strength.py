@@ -5,14 +5,18 @@ check, ``--game shanghaien`` for one game id, ``--time-per-move 0.5`` to give ``
 of its fixed rollout counts, ``--json FILE`` to keep the figures).
 
 Pairings, per game id: ``strong`` against copies of ``greedy``, ``strong`` against copies of ``random``,
-and ``greedy`` against copies of ``random``. The bot under test (the *hero*) takes seat ``k mod N`` in
-game ``k``, so every seat is played equally. Every game has its own seed; chance comes from
+and ``greedy`` against copies of ``random``; for Shangri-La also ``strong-mixed``, the demo ladder's
+table: ``strong`` with one ``greedy`` and the rest ``random``, where what counts is how often ``strong``
+finishes ahead of ``greedy`` (the pairwise result the Elo ladder scores, a shared place as half). The bot
+under test (the *hero*) takes seat ``k mod N`` in game ``k``, so every seat is played equally (in
+``mixed`` the others' order alternates too). Every game has its own seed; chance comes from
 ``referee.chance.sample(state, seed, ply)`` as in a refereed match, and each bot gets its own seed, so a
 run with rollout counts (the default) is reproducible. Bots are called as the SDK calls them, with a
 ``Turn`` (no network, no clock: the move limit is a generous 60 s).
 
 Results: Shanghaien counts wins, draws and losses, and the win rate counts a draw as half a win;
-Shangri-La counts first places, a shared first place included. Each rate has a 95% Wilson interval
+Shangri-La counts first places, a shared first place included (``mixed``: ahead of, level with and behind
+``greedy``, level as half). Each rate has a 95% Wilson interval
 (for the win rate with draws as halves: the normal interval of the mean). The targets below are the
 product requirement; the verdict compares the measured rate (not the interval) with its target.
 """
@@ -41,10 +45,19 @@ from sdk.bots.strong import MEASURED  # noqa: E402
 
 ITERATIONS: dict[str, int] = dict(MEASURED)
 """Default rollouts per move of ``strong``: Shanghaien at most 400 (the race usually settles sooner: about
-17 ms a move), Shangri-La one per candidate (50-100 ms a move on average, a few hundred ms in the middle
-game; the greedy rollouts are deterministic but for tie-breaks, so more passes add little)."""
+14 ms a move), Shangri-La three per candidate (against greedy-like opponents the rollouts are deterministic
+but for tie-breaks and the search stops after one per candidate, 50-100 ms a move; with a random opponent
+in the table, about 130 ms)."""
 
-PAIRINGS: tuple[tuple[str, str], ...] = (("strong", "greedy"), ("strong", "random"), ("greedy", "random"))
+MIXED = "mixed"
+"""Not a bot: one ``greedy`` and the rest ``random`` (Shangri-La only)."""
+
+PAIRINGS: tuple[tuple[str, str], ...] = (
+    ("strong", "greedy"),
+    ("strong", "random"),
+    ("greedy", "random"),
+    ("strong", MIXED),
+)
 
 TARGETS: dict[tuple[str, str, str], float] = {
     ("shanghaien", "strong", "greedy"): 0.70,
@@ -53,8 +66,11 @@ TARGETS: dict[tuple[str, str, str], float] = {
     ("shangrila-3p", "strong", "random"): 0.90,
     ("shangrila-4p", "strong", "greedy"): 2 / 4,
     ("shangrila-4p", "strong", "random"): 0.90,
+    ("shangrila-3p", "strong", MIXED): 0.70,
+    ("shangrila-4p", "strong", MIXED): 0.70,
 }
-"""Shanghaien: win rate (draws half); Shangri-La: first places (shared ones included)."""
+"""Shanghaien: win rate (draws half); Shangri-La: first places (shared ones included); ``mixed``: ahead of
+greedy (level as half). 70% ahead is about 150 Elo points: the demo ladder's order is then reliable."""
 
 MOVE_MS = 60_000
 
@@ -82,11 +98,26 @@ class GameResult:
     hero_seat: int
     hero_rank: int
     first_places: int  # seats sharing rank 1
+    rival_seat: int  # mixed: the greedy seat (-1 otherwise)
+    ranks: list[int]
     scores: list[int]
     plies: int
     hero_moves: int
     hero_seconds: float
     hero_max_seconds: float
+
+
+def seating(task: Task, n: int) -> list[str]:
+    """Bot names by seat: the hero at ``index mod n``; copies of the opponent, or (mixed) one greedy and
+    randoms, whose order turns every n games."""
+    hero_seat = task.index % n
+    if task.opponent != MIXED:
+        others = [task.opponent] * (n - 1)
+    else:
+        others = ["greedy"] + ["random"] * (n - 2)
+        turn = task.index // n % (n - 1)
+        others = others[turn:] + others[:turn]
+    return [*others[:hero_seat], task.hero, *others[hero_seat:]]
 
 
 def build(name: str, seed: str, task: Task) -> Bot:
@@ -98,15 +129,15 @@ def build(name: str, seed: str, task: Task) -> Bot:
 
 
 def play(task: Task) -> GameResult:
-    """One game of ``task``: the hero in seat ``index mod N``, copies of the opponent elsewhere."""
+    """One game of ``task``: the hero in seat ``index mod N``, the opponents elsewhere."""
     game = games.get(task.game_id)
     n = game.num_players
     hero_seat = task.index % n
-    bots = [
-        build(task.hero if seat == hero_seat else task.opponent, f"{task.seed}:seat{seat}", task) for seat in range(n)
-    ]
+    names = seating(task, n)
+    bots = [build(name, f"{task.seed}:seat{seat}", task) for seat, name in enumerate(names)]
     state: Any = game.new_state()
     ply = 0
+    history: list[Any] = []
     moves = 0
     spent = longest = 0.0
     while not state.is_terminal():
@@ -115,7 +146,9 @@ def play(task: Task) -> GameResult:
             action = chance.sample(state, task.seed, ply)
         else:
             legal = state.legal_actions()
-            turn = Turn(task.seed, task.game_id, seat, ply, state, state.view(seat), legal, MOVE_MS, 0)
+            turn = Turn(
+                task.seed, task.game_id, seat, ply, state, state.view(seat), legal, MOVE_MS, 0, history=tuple(history)
+            )
             start = time.perf_counter()
             answer = bots[seat].act(turn)
             elapsed = time.perf_counter() - start
@@ -127,6 +160,7 @@ def play(task: Task) -> GameResult:
                 spent += elapsed
                 longest = max(longest, elapsed)
         state = state.apply(action)
+        history.append(action)
         ply += 1
     ranks = state.ranks()
     return GameResult(
@@ -137,6 +171,8 @@ def play(task: Task) -> GameResult:
         hero_seat,
         ranks[hero_seat],
         ranks.count(1),
+        names.index("greedy") if task.opponent == MIXED else -1,
+        ranks,
         state.scores(),
         ply,
         moves,
@@ -188,15 +224,20 @@ class Row:
         return self.game_id == "shanghaien"
 
     @property
+    def pairwise(self) -> bool:
+        """Scored as one pairing (draws half): Shanghaien, and strong against greedy in the mixed table."""
+        return self.two_player or self.opponent == MIXED
+
+    @property
     def rate(self) -> float:
-        """Shanghaien: win rate with draws as half; Shangri-La: first-place rate."""
+        """Shanghaien and mixed: wins with draws as half; Shangri-La: first-place rate."""
         if not self.games:
             return 0.0
-        return (self.wins + 0.5 * self.draws) / self.games if self.two_player else self.firsts / self.games
+        return (self.wins + 0.5 * self.draws) / self.games if self.pairwise else self.firsts / self.games
 
     @property
     def interval(self) -> tuple[float, float]:
-        return mean_interval(self.points) if self.two_player else wilson(self.firsts, self.games)
+        return mean_interval(self.points) if self.pairwise else wilson(self.firsts, self.games)
 
     @property
     def target(self) -> float | None:
@@ -221,18 +262,23 @@ def summarise(results: list[GameResult], settings: dict[str, str]) -> list[Row]:
             row = rows[key] = Row(r.game_id, r.hero, r.opponent, setting)
             moves[key] = 0
         row.games += 1
-        shared = r.hero_rank == 1 and r.first_places > 1
-        if r.hero_rank == 1:
-            row.firsts += 1
-            if shared:
-                row.draws += 1
-            else:
-                row.wins += 1
+        if r.rival_seat >= 0:  # mixed: ahead of, level with or behind greedy
+            rival = r.ranks[r.rival_seat]
+            won, shared, first = r.hero_rank < rival, r.hero_rank == rival, r.hero_rank == 1
+            others = [r.scores[r.rival_seat]]
+        else:
+            shared = r.hero_rank == 1 and r.first_places > 1
+            won = first = r.hero_rank == 1
+            others = [s for seat, s in enumerate(r.scores) if seat != r.hero_seat]
+        row.firsts += first
+        if shared:
+            row.draws += 1
+        elif won:
+            row.wins += 1
         else:
             row.losses += 1
-        row.points.append(1.0 if r.hero_rank == 1 and not shared else 0.5 if shared else 0.0)
+        row.points.append(1.0 if won and not shared else 0.5 if shared else 0.0)
         row.hero_score += r.scores[r.hero_seat]
-        others = [s for seat, s in enumerate(r.scores) if seat != r.hero_seat]
         row.opponent_score += sum(others) / len(others)
         row.ms_per_move += 1000 * r.hero_seconds
         row.max_ms = max(row.max_ms, 1000 * r.hero_max_seconds)
@@ -269,6 +315,8 @@ def tasks(
 ) -> Iterator[Task]:
     for gid in game_ids:
         for hero, opponent in pairings:
+            if opponent == MIXED and games.get(gid).num_players < 3:
+                continue
             for k in range(n_games):
                 yield Task(gid, hero, opponent, k, None if tpm is not None else iterations[gid], tpm)
 
@@ -329,7 +377,9 @@ def main(argv: list[str] | None = None) -> int:
     print(table(rows))
     print(
         f"\n{len(results)} games in {elapsed:.0f} s on {args.workers} worker(s). Shanghaien rate: wins + draws/2; "
-        "Shangri-La rate: first places, shared ones included. W/D/L: sole first / shared first / other."
+        "Shangri-La rate: first places, shared ones included. W/D/L: sole first / shared first / other.\n"
+        "vs mixed (strong, one greedy, the rest random): rate = ahead of greedy + level/2; W/D/L: ahead / level "
+        "/ behind greedy; score: strong's against greedy's."
     )
     if args.json:
         payload = {

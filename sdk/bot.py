@@ -37,6 +37,7 @@ class Turn:
     time_bank_ms: int
     received_at: float = field(default_factory=time.monotonic)
     refusals: tuple[Refusal, ...] = ()
+    history: tuple[Any, ...] = ()  # every action of the match so far (chance outcomes too), in ply order
 
     def time_left(self) -> float:
         """Seconds left of this move's limit (not counting the bank)."""

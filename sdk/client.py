@@ -43,6 +43,7 @@ class _Match:
     info: MatchInfo
     state: Any
     plies: int = 0
+    actions: list[Any] = field(default_factory=list)  # the actions played, in ply order
     current: Turn | None = None
     retries: int = 0
     task: asyncio.Task[None] | None = field(default=None, repr=False)
@@ -53,12 +54,15 @@ class _Match:
         if records and records[0].ply == 0 and self.plies:
             self.state = games.get(self.info.game_id).new_state()
             self.plies = 0
+            self.actions.clear()
         for record in records:
             if record.ply < self.plies:
                 continue
             if record.ply != self.plies:
                 raise RuntimeError(f"history gap in {self.info.match_id}: got ply {record.ply}, have {self.plies}")
-            self.state = self.state.apply(self.state.parse_action(record.action))
+            action = self.state.parse_action(record.action)
+            self.state = self.state.apply(action)
+            self.actions.append(action)
             self.plies += 1
 
 
@@ -209,6 +213,7 @@ class BotClient:
             legal_actions=legal,
             move_ms=t.move_ms,
             time_bank_ms=t.time_bank_ms,
+            history=tuple(match.actions),
         )
         match.current = turn
         match.retries = 0

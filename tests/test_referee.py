@@ -15,7 +15,7 @@ from typing import Any
 import grpc
 import pytest
 
-from referee import transcript
+from referee import games, transcript
 from referee.server import Referee, start_server, token_sha256
 from referee.spec import EndReason, MatchResult, MatchSpec, SeatSpec, SeatStatus
 from referee.timecontrol import TimeControl
@@ -36,6 +36,24 @@ class RandomTestBot(Bot):
 
     def act(self, turn: Turn) -> Any:
         return self.rng.choice(turn.legal_actions)
+
+
+class HistoryCheckingBot(RandomTestBot):
+    """Plays at random and checks every turn's history: one action a ply, replaying to the turn's state."""
+
+    def __init__(self, seed: int = 0) -> None:
+        super().__init__(seed)
+        self.turns = 0
+        self.wrong: list[int] = []  # plies whose history did not replay to the turn's view
+
+    def act(self, turn: Turn) -> Any:
+        self.turns += 1
+        state = games.get(turn.game_id).new_state()
+        for action in turn.history:
+            state = state.apply(action)
+        if len(turn.history) != turn.ply or state.view(turn.seat) != turn.view:
+            self.wrong.append(turn.ply)
+        return super().act(turn)
 
 
 class AsyncFirstBot(Bot):
@@ -128,9 +146,11 @@ def verify(referee: Referee, match_id: str) -> transcript.VerifyError | None:
 def test_full_match_per_game(game_id: str) -> None:
     async def test(referee: Referee, target: str) -> None:
         n = 2 if game_id == "shanghaien" else int(game_id[-2])
-        bots: list[Bot] = [RandomTestBot(i) for i in range(n - 1)] + [AsyncFirstBot()]
+        checkers = [HistoryCheckingBot(i) for i in range(n - 1)]
+        bots: list[Bot] = [*checkers, AsyncFirstBot()]
         result = await play_match(referee, target, game_id, bots)
         assert result.end_reason is EndReason.COMPLETED
+        assert all(c.turns > 5 and c.wrong == [] for c in checkers)  # Turn.history is the whole match so far
         assert sorted(s.rank for s in result.seats)[0] == 1
         assert all(s.strikes == 0 and s.status is SeatStatus.ACTIVE for s in result.seats)
         assert result.seats[0].bot_version == "1.0"
@@ -230,13 +250,15 @@ def test_disconnect_and_reconnect(back_after: float) -> None:
         other = asyncio.create_task(BotClient(RandomTestBot(), target, tokens[1], max_matches=1).run())
         await first.run()  # returns when the bot stops its own connection
         await asyncio.sleep(back_after)
-        again = asyncio.create_task(BotClient(RandomTestBot(7), target, tokens[0], max_matches=1).run())
+        returning = HistoryCheckingBot(7)
+        again = asyncio.create_task(BotClient(returning, target, tokens[0], max_matches=1).run())
         result = await referee.tasks[match.match_id]
         events = [json.loads(line)["type"] for line in match.lines]
         assert "disconnect" in events
         if back_after < FAST.disconnect_grace_ms / 1000:
             assert "reconnect" in events and "forfeit" not in events
             assert result.end_reason is EndReason.COMPLETED
+            assert returning.turns > 0 and returning.wrong == []  # the whole history, from a fresh client
         else:
             assert "forfeit" in events
             assert result.end_reason is EndReason.FORFEIT

@@ -59,3 +59,61 @@ def test_strong_with_iterations_is_reproducible(game_id: str) -> None:
     for state in positions(game_id, 4, 11):
         answers = {str(make_bot("strong", seed=3, iterations=30).act(turn_for(state))) for _ in range(2)}
         assert len(answers) == 1
+
+
+def table_game(names: list[str], seed: int, until: int | None = None) -> tuple[Any, list[Any]]:
+    """A Shangri-La game of the reference bots ``names`` (one per seat): the final state and the history."""
+    game = games.get(f"shangrila-{len(names)}p")
+    bots = [make_bot(name, seed=seed + seat, **({"iterations": 6} if name == "strong" else {}))
+            for seat, name in enumerate(names)]  # fmt: skip
+    state: Any = game.new_state()
+    history: list[Any] = []
+    while not state.is_terminal() and (until is None or len(history) < until):
+        action = bots[state.current_player()].act(turn_for(state))
+        history.append(action)
+        state = state.apply(action)
+    return state, history
+
+
+def test_opponent_model_tells_greedy_and_strong_from_random() -> None:
+    from sdk.bots.opponents import OpponentModel
+
+    _, history = table_game(["greedy", "greedy", "random"], seed=21)
+    model = OpponentModel(games.get("shangrila-3p").new_state(), seat=0)
+    model.update(history)
+    erratic = model.erratic()
+    assert erratic[0] == 0.0  # its own seat is never modelled
+    assert erratic[1] == 0.0  # greedy's every decision is among greedy's best
+    assert erratic[2] > 0.6  # random's fall short of greedy's best about as far as a random player's would
+    assert model.decisions[2] > 20 and model.ply == len(history)
+    # A searching bot leaves greedy's best for actions greedy rates well too: mostly greedy, not random.
+    _, searched = table_game(["greedy", "strong", "random"], seed=4)
+    mixed = OpponentModel(games.get("shangrila-3p").new_state(), seat=0)
+    mixed.update(searched)
+    strong, rand = mixed.erratic()[1:]
+    assert 0.0 < strong < 0.3 and rand > 0.6
+    # Incremental updates, turn by turn, count the same as one update with the whole history.
+    step = OpponentModel(games.get("shangrila-3p").new_state(), seat=0)
+    for k in range(0, len(history) + 1, 3):
+        step.update(history[:k])
+    step.update(history)
+    assert (step.decisions, step.shortfall, step.room) == (model.decisions, model.shortfall, model.room)
+
+
+def test_strong_learns_its_opponents_only_from_a_turns_history() -> None:
+    from sdk.bot import Turn
+    from sdk.bots.strong import StrongBot
+
+    state, history = table_game(["greedy", "random", "greedy"], seed=5, until=42)
+    seat = state.current_player()
+    assert seat == 0
+    bare = turn_for(state)
+    full = Turn("m1", bare.game_id, seat, len(history), state, bare.view, bare.legal_actions, 60_000, 0,
+                history=tuple(history))  # fmt: skip
+    bot = StrongBot(seed=1, iterations=18)
+    erratic = bot.erratic(full)
+    assert erratic[0] == 0.0 and erratic[1] > 0.5 and erratic[2] == 0.0  # itself, random, greedy
+    # A turn whose history does not cover its ply (a bare Turn) teaches nothing: rollouts stay greedy.
+    assert bot.erratic(Turn("m2", bare.game_id, seat, len(history), state, bare.view, bare.legal_actions,
+                            60_000, 0)) == []  # fmt: skip
+    assert bot.act(full) in state.legal_actions()

@@ -14,7 +14,10 @@ own follow-ups (a recruit that prepares a journey, a Shanghai called before the 
   times faster than ``greedy_action``, so many more rollouts fit a move. An opponent seen calling
   Shanghai where greedy would roll is played partly at random in the rollouts (``StrongBot.erratic``).
 - Shangri-La: a rollout runs ``depth`` plies (default two rounds of the table: 2 x players) and is valued
-  by the seat's margin over its best opponent (``sdk.heuristics.shangrila_value``).
+  by the seat's margin over its best opponent (``sdk.heuristics.shangrila_value``). Each opponent plays
+  off the greedy policy, at random, as often as it did so far in the match (``sdk.bots.opponents``): a
+  random player's threats are not taken for real ones. Against greedy-like opponents the rollouts are
+  deterministic but for tie-breaks, and one pass is all the search does.
 
 Rollouts go in passes: each pass gives every candidate still in the race one rollout, and the rollouts of
 one pass share their random numbers (common random numbers), so candidates are compared on the same dice
@@ -33,7 +36,7 @@ from __future__ import annotations
 import math
 import random
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from referee.games.shanghaien import ShanghaienState
@@ -43,13 +46,14 @@ from referee.games.shanghaien.state import Phase
 from referee.games.shangrila import ShangriLaState
 from sdk.bot import Bot, MatchOutcome, Turn
 from sdk.bots.greedy import EPS, action_values, best_direct_placement, greedy_action
+from sdk.bots.opponents import OpponentModel
 from sdk.heuristics import shanghaien_value, shangrila_value
 
 WIN_BONUS: Final = 10.0  # Shanghaien: points added to a rollout's value for a won game
 MIN_PASSES: Final = 10  # rollouts per candidate before the race may drop one
 RACE_Z: Final = 2.0  # standard errors behind the leader that drop a candidate
 TIME_SHARE: Final = 0.8  # at most this share of the referee's time left for the move
-MEASURED: Final[Mapping[str, int]] = {"shanghaien": 400, "shangrila-3p": 6, "shangrila-4p": 6}
+MEASURED: Final[Mapping[str, int]] = {"shanghaien": 400, "shangrila-3p": 18, "shangrila-4p": 18}
 """Rollouts per move with which benchmarks/strength.py measured the bot (``iterations=MEASURED``)."""
 
 
@@ -87,10 +91,11 @@ class Search:
     """
 
     def __init__(
-        self, state: Any, rng: random.Random, candidates: int, depth: int | None, erratic: float = 0.0
+        self, state: Any, rng: random.Random, candidates: int, depth: int | None, erratic: Sequence[float] = ()
     ) -> None:
+        """``erratic``: per seat, the probability that rollouts play that seat's move at random."""
         self.state = state
-        self.erratic = erratic
+        self.erratic = list(erratic) if any(erratic) else []
         self.rng = rng
         self.seat = state.current_player()
         self.shanghaien = isinstance(state, ShanghaienState)
@@ -112,7 +117,8 @@ class Search:
 
     @property
     def settled(self) -> bool:
-        return len(self.alive) == 1
+        """One candidate left, or (Shangri-La) one pass of rollouts that chance and erratic seats leave out."""
+        return len(self.alive) == 1 or (not self.shanghaien and not self.erratic and self.passes >= 1)
 
     def step(self, deadline: float | None) -> bool:
         """One rollout of the next candidate; False if the deadline cut it short."""
@@ -164,7 +170,7 @@ class Search:
 
     def _round_rollout(self, state: ShanghaienState, rng: random.Random, deadline: float | None) -> float | None:
         seat = self.seat
-        erratic = self.erratic
+        erratic = self.erratic[1 - seat] if self.erratic else 0.0
         while state.phase != Phase.DEAL and state.phase != Phase.OVER:
             if deadline is not None and time.monotonic() > deadline:
                 return None
@@ -182,12 +188,16 @@ class Search:
         return v
 
     def _depth_rollout(self, state: ShangriLaState, rng: random.Random, deadline: float | None) -> float | None:
+        erratic = self.erratic
         for _ in range(self.depth):
             if state.is_terminal():
                 break
             if deadline is not None and time.monotonic() > deadline:
                 return None
-            state = state.apply(greedy_action(state, rng))
+            if erratic and rng.random() < erratic[state.player]:
+                state = state.apply(rng.choice(state.legal_actions()))
+            else:
+                state = state.apply(greedy_action(state, rng))
         return shangrila_value(state, self.seat)
 
 
@@ -199,7 +209,7 @@ def search_action(
     iterations: int | None = None,
     candidates: int = 6,
     depth: int | None = None,
-    erratic: float = 0.0,
+    erratic: Sequence[float] = (),
 ) -> Any:
     """The strong bot's choice in ``state`` within ``deadline`` (monotonic time) or ``iterations`` rollouts."""
     legal = state.legal_actions()
@@ -238,17 +248,31 @@ class StrongBot(Bot):
         # Shanghaien, per match (a bot may play several at once): the position its last action led to,
         # the opponent's Shanghai calls when it could have rolled, and its rolls when it could have called.
         self._seen: dict[str, tuple[Any, int, int]] = {}
+        # Shangri-La, per match and seat: how far each opponent plays from the greedy policy.
+        self._models: dict[tuple[str, int], OpponentModel] = {}
 
     def budget(self, turn: Turn) -> float:
         """Seconds to search: ``time_per_move``, at most 80% of the referee's time left."""
         return max(0.0, min(self.time_per_move, TIME_SHARE * turn.time_left()))
 
-    def erratic(self, match_id: str) -> float:
-        """Shanghaien: how far the opponent is from the greedy policy, judged by its voluntary Shanghai
-        calls (greedy rolls whenever a die could still gain; a random player calls half the time):
-        the probability with which rollouts let it play a random action instead of the greedy one."""
-        _, calls, rolls = self._seen.get(match_id, (None, 0, 0))
-        return min(1.0, 2 * calls / (calls + rolls + 2))
+    def erratic(self, turn: Turn) -> list[float]:
+        """Per seat, the probability with which rollouts play that seat's move at random instead of greedy.
+
+        Shanghaien: judged by the opponent's voluntary Shanghai calls (greedy rolls whenever a die could
+        still gain; a random player calls half the time). Shangri-La: by how often each opponent's action
+        was not among greedy's best (``OpponentModel``), from the turn's history; none without it."""
+        if isinstance(turn.state, ShanghaienState):
+            _, calls, rolls = self._seen.get(turn.match_id, (None, 0, 0))
+            rate = min(1.0, 2 * calls / (calls + rolls + 2))
+            return [rate if seat != turn.seat else 0.0 for seat in range(2)]
+        if len(turn.history) != turn.ply:
+            return []  # no history to learn from (a bare Turn)
+        key = (turn.match_id, turn.seat)
+        model = self._models.get(key)
+        if model is None or model.ply > turn.ply:
+            model = self._models[key] = OpponentModel(turn.state.game.new_state(), turn.seat)
+        model.update(turn.history)
+        return model.erratic()
 
     def observe(self, turn: Turn) -> None:
         """Note what the opponent did since this bot's last move in this match (Shanghaien only)."""
@@ -266,6 +290,7 @@ class StrongBot(Bot):
 
     def on_match_end(self, outcome: MatchOutcome) -> None:
         self._seen.pop(outcome.match_id, None)
+        self._models.pop((outcome.match_id, outcome.seat), None)
 
     def act(self, turn: Turn) -> Any:
         self.observe(turn)
@@ -281,7 +306,7 @@ class StrongBot(Bot):
             iterations=iterations,
             candidates=self.candidates,
             depth=self.depth,
-            erratic=self.erratic(turn.match_id),
+            erratic=self.erratic(turn),
         )
         _, calls, rolls = self._seen.get(turn.match_id, (None, 0, 0))
         self._seen[turn.match_id] = (turn.state.apply(action), calls, rolls)
