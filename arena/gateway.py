@@ -107,6 +107,13 @@ class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
             metrics.REDIS_ERRORS.labels("gateway").inc()
             await abort(context, grpc.StatusCode.UNAVAILABLE, f"the arena's database is unavailable: {e}")
 
+    async def _match(self, context: grpc.aio.ServicerContext, match_id: str) -> dict[str, Any]:
+        """The match's record, or NOT_FOUND."""
+        m: dict[str, Any] | None = await self._call(context, self.store.describe, match_id)
+        if m is None:
+            await abort(context, grpc.StatusCode.NOT_FOUND, f"no match {match_id!r}")
+        return m
+
     async def _admin(self, context: grpc.aio.ServicerContext) -> None:
         if not await self._call(context, self.registry.is_admin, bearer(context)):
             await abort(context, grpc.StatusCode.UNAUTHENTICATED, "this call needs the arena's admin token")
@@ -270,10 +277,7 @@ class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
     async def DescribeMatch(  # noqa: N802
         self, request: arena_pb2.DescribeMatchRequest, context: grpc.aio.ServicerContext
     ) -> arena_pb2.DescribeMatchResponse:
-        m = await self._call(context, self.store.describe, request.match_id)
-        if m is None:
-            await abort(context, grpc.StatusCode.NOT_FOUND, f"no match {request.match_id!r}")
-        return arena_pb2.DescribeMatchResponse(match=match_proto(m))
+        return arena_pb2.DescribeMatchResponse(match=match_proto(await self._match(context, request.match_id)))
 
     async def ListMatches(  # noqa: N802
         self, request: arena_pb2.ListMatchesRequest, context: grpc.aio.ServicerContext
@@ -288,9 +292,7 @@ class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
     async def FollowMatch(  # noqa: N802
         self, request: arena_pb2.FollowMatchRequest, context: grpc.aio.ServicerContext
     ) -> AsyncIterator[arena_pb2.FollowMatchResponse]:
-        m = await self._call(context, self.store.describe, request.match_id)
-        if m is None:
-            await abort(context, grpc.StatusCode.NOT_FOUND, f"no match {request.match_id!r}")
+        await self._match(context, request.match_id)
         stream = keys.events(request.match_id)
         last: Any = b"0-0"
         sent = 0
@@ -316,9 +318,7 @@ class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
     async def GetTranscript(  # noqa: N802
         self, request: arena_pb2.GetTranscriptRequest, context: grpc.aio.ServicerContext
     ) -> arena_pb2.GetTranscriptResponse:
-        m = await self._call(context, self.store.describe, request.match_id)
-        if m is None:
-            await abort(context, grpc.StatusCode.NOT_FOUND, f"no match {request.match_id!r}")
+        m = await self._match(context, request.match_id)
         stored = await self._call(context, self.store.transcript, request.match_id)
         if stored is None:
             await abort(

@@ -42,18 +42,20 @@ class AuthenticationError(Exception):
 class _Match:
     info: MatchInfo
     state: Any
-    plies: int = 0
     actions: list[Any] = field(default_factory=list)  # the actions played, in ply order
     current: Turn | None = None
     retries: int = 0
     task: asyncio.Task[None] | None = field(default=None, repr=False)
+
+    @property
+    def plies(self) -> int:
+        return len(self.actions)
 
     def catch_up(self, history: Any) -> None:
         """Apply the plies not yet seen; replay from the start if the referee resends everything."""
         records = list(history)
         if records and records[0].ply == 0 and self.plies:
             self.state = games.get(self.info.game_id).new_state()
-            self.plies = 0
             self.actions.clear()
         for record in records:
             if record.ply < self.plies:
@@ -63,7 +65,6 @@ class _Match:
             action = self.state.parse_action(record.action)
             self.state = self.state.apply(action)
             self.actions.append(action)
-            self.plies += 1
 
 
 class BotClient:

@@ -259,8 +259,9 @@ class StrongBot(Bot):
         """Per seat, the probability with which rollouts play that seat's move at random instead of greedy.
 
         Shanghaien: judged by the opponent's voluntary Shanghai calls (greedy rolls whenever a die could
-        still gain; a random player calls half the time). Shangri-La: by how often each opponent's action
-        was not among greedy's best (``OpponentModel``), from the turn's history; none without it."""
+        still gain; a random player calls half the time). Shangri-La: by how far down greedy's ranking each
+        opponent's actions fell, against a random player's (``OpponentModel``), from the turn's history;
+        none without it."""
         if isinstance(turn.state, ShanghaienState):
             _, calls, rolls = self._seen.get(turn.match_id, (None, 0, 0))
             rate = min(1.0, 2 * calls / (calls + rolls + 2))
