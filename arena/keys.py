@@ -112,7 +112,7 @@ def workers() -> str:
     return f"{PREFIX}workers"
 
 
-# ---- ladder (arena/ladder.py, arena/scheduler.py) -----------------------------------------------
+# ---- ladder (arena/ladder/store.py, arena/ladder/scheduler.py) ---------------------------------
 
 LADDER_GROUP: Final = "ladder"
 """Consumer group of the ladder processes on ``results()``."""

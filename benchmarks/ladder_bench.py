@@ -24,9 +24,9 @@ import redis
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from arena import keys
-from arena.elo import Row
-from arena.ladder import Ladder, member
-from arena.redisproc import RedisProcess
+from arena.ladder.elo import Row
+from arena.ladder.store import Ladder, member
+from arena.local.redisproc import RedisProcess
 
 
 def result(rng: random.Random, i: int, game_id: str, players: int, bots: int) -> dict[str, Any]:

@@ -28,7 +28,7 @@ from referee.logs import configure
 from referee.server import Referee, start_server, token_sha256
 from referee.spec import MatchSpec, SeatSpec
 from referee.timecontrol import TimeControl
-from sdk._generated.arena.v1 import bot_pb2, bot_pb2_grpc
+from referee.wire import bot_pb2, bot_pb2_grpc
 
 TOKEN = "bench-token"
 

@@ -22,7 +22,7 @@ from referee import games
 from referee.match import SDK_VERSION, Match, RefusalError
 from referee.spec import EndReason, MatchResult, MatchSpec, SeatSpec, SeatStatus
 from referee.timecontrol import TimeControl, default_for
-from sdk._generated.arena.v1 import bot_pb2, bot_pb2_grpc, match_pb2, referee_pb2, referee_pb2_grpc
+from referee.wire import bot_pb2, bot_pb2_grpc, match_pb2, referee_pb2, referee_pb2_grpc
 
 log = structlog.get_logger("referee.server")
 

@@ -17,7 +17,7 @@ import random
 import grpc
 import structlog
 
-from sdk._generated.arena.v1 import arena_pb2, arena_pb2_grpc
+from referee.wire import arena_pb2, arena_pb2_grpc
 from sdk.bot import Bot, MatchOutcome
 from sdk.client import SDK_VERSION, AuthenticationError, BotClient
 

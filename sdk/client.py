@@ -20,7 +20,7 @@ import grpc
 import structlog
 
 from referee import games
-from sdk._generated.arena.v1 import bot_pb2, bot_pb2_grpc, match_pb2
+from referee.wire import bot_pb2, bot_pb2_grpc, match_pb2
 from sdk.bot import Bot, MatchInfo, MatchOutcome, Refusal, SeatOutcome, Turn
 
 log = structlog.get_logger("sdk.client")

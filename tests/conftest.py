@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import redis
 
-from arena.redisproc import RedisProcess
+from arena.local.redisproc import RedisProcess
 
 
 def _docker_answers() -> bool:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from arena.cli import main
+from arena.cli.main import main
 
 
 @pytest.mark.parametrize("game_id", ["shanghaien", "shangrila-3p", "shangrila-4p"])

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from arena import elo
-from arena.elo import Row, Table
+from arena.ladder import elo
+from arena.ladder.elo import Row, Table
 
 
 def seat(i: int, name: str, rank: int, status: str = "active", version: str = "1") -> dict[str, Any]:

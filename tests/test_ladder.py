@@ -15,8 +15,8 @@ import pytest
 import redis
 
 from arena import keys
-from arena.elo import Table
-from arena.ladder import Ladder
+from arena.ladder.elo import Table
+from arena.ladder.store import Ladder
 
 GAMES = {"shanghaien": 2, "shangrila-3p": 3, "shangrila-4p": 4}
 
@@ -189,20 +189,14 @@ def test_queries_leaderboard_history_and_head_to_head(redis_url: str) -> None:
 
 
 def test_cli_show_history_h2h_rebuild(redis_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    import argparse
-
-    from arena.ladder_cli import add_ladder_parser
+    from arena.cli.main import main
 
     r = client(redis_url)
     for res in batch(80, seed=7):
         store(r, res)
     Ladder(r).sync()
-    parser = argparse.ArgumentParser(prog="arena")
-    add_ladder_parser(parser.add_subparsers(dest="command", required=True))
-
     def run(*argv: str) -> str:
-        args = parser.parse_args([*argv, "--redis", redis_url])
-        assert args.func(args) == 0
+        assert main([*argv, "--redis", redis_url]) == 0
         return capsys.readouterr().out
 
     shown = json.loads(run("ladder", "show", "--game", "shanghaien", "--json"))
@@ -222,8 +216,8 @@ def test_grpc_ladder_service(redis_url: str) -> None:
 
 
 async def _grpc_roundtrip(redis_url: str) -> None:
-    from arena.ladder_service import add_to_server
-    from sdk._generated.arena.v1 import ladder_pb2, ladder_pb2_grpc
+    from arena.ladder.service import add_to_server
+    from referee.wire import ladder_pb2, ladder_pb2_grpc
 
     r = client(redis_url)
     for res in batch(60, seed=8):

@@ -11,11 +11,11 @@ from pathlib import Path
 import grpc
 import redis
 
-from arena.ladder_runner import LadderRunner, caught_up
-from arena.local import LocalArena
-from arena.scheduler import BotInfo, SchedulerConfig
-from arena.service_cli import _ladder_extra
-from sdk._generated.arena.v1 import ladder_pb2, ladder_pb2_grpc
+from arena.ladder.runner import LadderRunner, caught_up
+from arena.ladder.scheduler import BotInfo, SchedulerConfig
+from arena.ladder.service import host_ladder
+from arena.local.arena import LocalArena
+from referee.wire import ladder_pb2, ladder_pb2_grpc
 from sdk.arena_client import ArenaBotRunner
 from sdk.bots import make_bot
 from tests.test_service import call, register
@@ -26,9 +26,9 @@ MATCHES = 12
 def test_the_scheduler_feeds_the_queue_and_every_result_moves_ratings_once(redis_url: str, tmp_path: Path) -> None:
     async def main() -> None:
         async with LocalArena(
-            tmp_path, workers=1, redis_url=redis_url, worker_args=("--lease-ms", "1500"), gateway_extra=_ladder_extra()
+            tmp_path, workers=1, redis_url=redis_url, worker_args=("--lease-ms", "1500"), gateway_extra=host_ladder
         ) as arena:
-            from arena.client import ArenaClient
+            from arena.service.client import ArenaClient
 
             admin = ArenaClient(arena.gateway, arena.admin_token)
             tokens = await register(admin, "ace", "bob", "cat")
@@ -70,8 +70,8 @@ def test_the_scheduler_feeds_the_queue_and_every_result_moves_ratings_once(redis
 
 
 def test_an_owner_sees_why_the_ladder_paused_their_bot(redis_url: str, tmp_path: Path) -> None:
-    from arena.client import ArenaClient
-    from arena.scheduler import Scheduler
+    from arena.ladder.scheduler import Scheduler
+    from arena.service.client import ArenaClient
 
     async def main() -> None:
         async with LocalArena(tmp_path, workers=0, redis_url=redis_url) as arena:

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from arena.cli import main
-from arena.play import Player, elo_difference, play
+from arena.cli.main import main
+from arena.local.play import Player, elo_difference, play
 from referee.spec import EndReason
 
 

@@ -18,7 +18,7 @@ def test_generated_code_is_up_to_date() -> None:
 
 def test_proto_follows_the_naming_rules() -> None:
     """Versioned package, *Service names, one request/response pair per RPC, *_UNSPECIFIED zero values."""
-    from sdk._generated.arena.v1 import bot_pb2, match_pb2, referee_pb2
+    from referee.wire import bot_pb2, match_pb2, referee_pb2
 
     for module in (bot_pb2, match_pb2, referee_pb2):
         fd = module.DESCRIPTOR

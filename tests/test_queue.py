@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 import redis
 
-from arena.queue import DuplicateMatchError, MatchQueue, Priority
-from arena.redisproc import RedisProcess
+from arena.local.redisproc import RedisProcess
+from arena.service.queue import DuplicateMatchError, MatchQueue, Priority
 
 
 def queue(url: str, lease_ms: int = 15_000) -> MatchQueue:

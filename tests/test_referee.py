@@ -19,7 +19,7 @@ from referee import games, transcript
 from referee.server import Referee, start_server, token_sha256
 from referee.spec import EndReason, MatchResult, MatchSpec, SeatSpec, SeatStatus
 from referee.timecontrol import TimeControl
-from sdk._generated.arena.v1 import bot_pb2, bot_pb2_grpc, match_pb2, referee_pb2, referee_pb2_grpc
+from referee.wire import bot_pb2, bot_pb2_grpc, match_pb2, referee_pb2, referee_pb2_grpc
 from sdk.bot import Bot, Turn
 from sdk.client import AuthenticationError, BotClient
 

@@ -10,7 +10,7 @@ import pytest
 import redis
 
 from arena import config
-from arena.registry import DuplicateBotError, Registry, RegistryError, UnknownBotError, sha256
+from arena.service.registry import DuplicateBotError, Registry, RegistryError, UnknownBotError, sha256
 
 
 def test_tokens_are_shown_once_and_only_their_hashes_are_stored(redis_url: str) -> None:

@@ -1,5 +1,5 @@
 """The ladder scheduler: a simulated season (20 bots of known strength, 2,000 matches, ratings from
-arena.elo), concurrency and rate limits, seat rotation, and pausing bots that keep forfeiting."""
+arena.ladder.elo), concurrency and rate limits, seat rotation, and pausing bots that keep forfeiting."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 import redis
 
-from arena import elo
-from arena.elo import BotKey, Table
-from arena.scheduler import BotInfo, Scheduler, SchedulerConfig
+from arena.ladder import elo
+from arena.ladder.elo import BotKey, Table
+from arena.ladder.scheduler import BotInfo, Scheduler, SchedulerConfig
 
 
 @dataclass

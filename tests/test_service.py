@@ -19,8 +19,8 @@ import pytest
 import redis
 
 from arena import keys
-from arena.client import ArenaClient, ArenaError
-from arena.local import LocalArena
+from arena.local.arena import LocalArena
+from arena.service.client import ArenaClient, ArenaError
 from referee import transcript as transcripts
 from sdk.arena_client import ArenaBotRunner
 from sdk.bot import Bot, Turn
@@ -312,7 +312,7 @@ def test_owners_see_their_bots_refusals_others_see_the_public_transcript(redis_u
 def test_the_cli_drives_the_arena_and_follows_a_match_live(
     redis_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from arena.cli import main as cli
+    from arena.cli.main import main as cli
 
     async def main() -> None:
         async with LocalArena(tmp_path / "arena", workers=1, redis_url=redis_url, worker_args=FAST) as arena:
@@ -369,8 +369,8 @@ def test_gateway_and_worker_processes_serve_grpc_health_and_prometheus_metrics(r
     import grpc
     from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-    from arena.local import arena_command
-    from arena.redisproc import free_port
+    from arena.local.arena import arena_command
+    from arena.local.redisproc import free_port
 
     gw, gw_metrics, wk, wk_metrics = (free_port() for _ in range(4))
     procs = [

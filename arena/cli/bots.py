@@ -1,0 +1,167 @@
+"""``arena bot``: run a bot (on the arena or one referee), and the registry: register, list,
+rotate-token, disable, enable."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+from typing import Any
+
+from google.protobuf.json_format import MessageToDict  # type: ignore[import-untyped]
+from rich.table import Table
+
+from arena.cli.common import REFERENCE_ALIASES, add_settings, client, console, error, errors, settings, utc
+from referee import games
+
+
+def cmd_bot_run(args: argparse.Namespace) -> int:
+    """Run a bot on the arena (a session with the gateway) or, with ``--server``, on one referee."""
+
+    from referee.logs import configure
+    from sdk.arena_client import ArenaBotRunner
+    from sdk.bots import make_bot
+    from sdk.client import AuthenticationError, BotClient, load_bot
+
+    configure(json=False, level=args.log_level)
+    s = settings(args)
+    kwargs: dict[str, Any] = {"time_per_move": args.time_per_move} if args.time_per_move else {}
+    if args.rollouts:
+        from sdk.bots.strong import MEASURED
+
+        kwargs["iterations"] = MEASURED if args.rollouts == "measured" else int(args.rollouts)
+    name = REFERENCE_ALIASES.get(args.bot, args.bot)
+    bot = load_bot(name, factory=lambda n: make_bot(n, **(kwargs if n == "strong" else {})))
+    if not s["token"]:
+        errors.print("a bot token is needed: --token or ARENA_BOT_TOKEN")
+        return 2
+    runner: BotClient | ArenaBotRunner
+    if args.server:
+        runner = BotClient(bot, args.server, s["token"], max_matches=args.matches)
+    else:
+        runner = ArenaBotRunner(bot, args.arena or s["gateway"], s["token"], max_matches=args.matches)
+    try:
+        outcomes = asyncio.run(runner.run())
+    except AuthenticationError as e:
+        errors.print(f"{'the referee' if args.server else 'the arena'} refused the bot: {e}")
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    for o in outcomes:
+        console.print(f"{o.match_id}: {o.end_reason}, place {o.mine.rank}, score {o.mine.score}")
+    return 0
+
+
+
+def cmd_bot_register(args: argparse.Namespace) -> int:
+    from arena.service.client import ArenaError
+
+    s = settings(args)
+    try:
+        with client(s, s["admin_token"]) as c:
+            bot, token = c.register_bot(args.name, args.owner, args.game, args.max_concurrent)
+    except ArenaError as e:
+        return error(e)
+    if args.json:
+        print(json.dumps({"bot": MessageToDict(bot, preserving_proto_field_name=True), "token": token}))
+        return 0
+    console.print(f"registered [bold]{bot.name}[/bold] (owner {bot.owner}; plays {', '.join(bot.game_ids)})")
+    console.print(f"token (shown once, keep it secret): {token}")
+    return 0
+
+
+def cmd_bot_list(args: argparse.Namespace) -> int:
+    from arena.service.client import ArenaError
+
+    s = settings(args)
+    try:
+        with client(s, "") as c:
+            bots = c.list_bots(args.game or "")
+    except ArenaError as e:
+        return error(e)
+    if args.json:
+        print(json.dumps([MessageToDict(b, preserving_proto_field_name=True) for b in bots]))
+        return 0
+    table = Table()
+    for col in ("bot", "owner", "games", "version", "enabled", "online", "running", "last seen", "ladder"):
+        table.add_column(col)
+    for b in bots:
+        table.add_row(
+            b.name, b.owner, ", ".join(b.game_ids), b.version or "-",
+            "yes" if b.enabled else f"no ({b.disabled_reason or '-'})", "yes" if b.online else "no",
+            str(b.matches_running), utc(b.last_seen), f"paused: {b.ladder_paused}" if b.ladder_paused else "on",
+        )  # fmt: skip
+    console.print(table)
+    return 0
+
+
+def cmd_bot_rotate(args: argparse.Namespace) -> int:
+    from arena.service.client import ArenaError
+
+    s = settings(args)
+    try:
+        with client(s) as c:
+            token = c.rotate_token(args.name)
+    except ArenaError as e:
+        return error(e)
+    print(json.dumps({"name": args.name, "token": token}) if args.json else f"new token for {args.name}: {token}")
+    return 0
+
+
+def cmd_bot_enable(args: argparse.Namespace, enabled: bool) -> int:
+    from arena.service.client import ArenaError
+
+    s = settings(args)
+    try:
+        with client(s, s["admin_token"]) as c:
+            bot = c.set_enabled(args.name, enabled, getattr(args, "reason", "") or "")
+    except ArenaError as e:
+        return error(e)
+    if args.json:
+        print(json.dumps(MessageToDict(bot, preserving_proto_field_name=True)))
+    else:
+        console.print(f"{bot.name}: {'enabled' if bot.enabled else 'disabled'}")
+    return 0
+
+
+
+def add_parser(sub: Any) -> None:
+    bot = sub.add_parser("bot", help="bots").add_subparsers(dest="bot_command", required=True)
+    p = bot.add_parser("run", help="connect a bot to the arena (or straight to a referee) and play its matches")
+    p.add_argument("bot", help="FILE.py:Class, module:Class, or random|greedy|strong")
+    p.add_argument("--token", default=os.environ.get("ARENA_BOT_TOKEN", ""), help="the bot's token (ARENA_BOT_TOKEN)")
+    p.add_argument("--arena", help="the gateway host:port (default: ARENA_GATEWAY, the config file, 127.0.0.1:50051)")
+    p.add_argument("--server", help="a standalone referee's host:port instead of the arena (arena referee serve)")
+    p.add_argument("--config", help="TOML settings file")
+    p.add_argument("--matches", type=int, help="stop after this many matches")
+    p.add_argument("--time-per-move", type=float, help="reference bot 'strong': seconds of search per move")
+    p.add_argument("--rollouts", help="reference bot 'strong': N rollouts a move instead of a clock, or 'measured' "
+                   "(the counts of its strength figures)")  # fmt: skip
+    p.add_argument("--log-level", default="INFO")
+    p.set_defaults(func=cmd_bot_run)
+
+    p = bot.add_parser("register", help="register a bot and print its token (admin)")
+    add_settings(p, "gateway", "admin_token")
+    p.add_argument("name")
+    p.add_argument("--owner", required=True)
+    p.add_argument("--game", action="append", required=True, choices=games.GAME_IDS, help="repeat per game id")
+    p.add_argument("--max-concurrent", type=int, default=0, help="matches at once (default 4)")
+    p.set_defaults(func=cmd_bot_register)
+    p = bot.add_parser("list", help="registered bots, online or not")
+    add_settings(p, "gateway")
+    p.add_argument("--game", choices=games.GAME_IDS)
+    p.set_defaults(func=cmd_bot_list)
+    p = bot.add_parser("rotate-token", help="a new token for a bot (admin, or the bot's token)")
+    add_settings(p, "gateway", "admin_token", "token")
+    p.add_argument("name")
+    p.set_defaults(func=cmd_bot_rotate)
+    p = bot.add_parser("disable", help="refuse a bot's sessions and new matches (admin)")
+    add_settings(p, "gateway", "admin_token")
+    p.add_argument("name")
+    p.add_argument("--reason", default="")
+    p.set_defaults(func=lambda a: cmd_bot_enable(a, False))
+    p = bot.add_parser("enable", help="enable a disabled bot (admin)")
+    add_settings(p, "gateway", "admin_token")
+    p.add_argument("name")
+    p.set_defaults(func=lambda a: cmd_bot_enable(a, True))

@@ -1,0 +1,168 @@
+"""``arena local``: the README's main job. A whole arena on this machine, with the reference bots.
+
+It starts a ``redis-server`` (data in ``--data``), the gateway and referee workers; registers the
+reference bots (random, greedy, strong) through the gateway as any admin would; starts each bot as
+its own process connected through its session; runs the ladder (the scheduler queues rated matches,
+the ladder applies their results) with a progress bar; prints each game's leaderboard and writes its
+rating chart; downloads and verifies every transcript; and stops everything it started.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+from arena.cli.common import console, progress
+from referee import games
+
+REFERENCE = ("random", "greedy", "strong")
+
+
+def start_bot(name: str, token: str, gateway: str, logs: Path, time_per_move: float) -> subprocess.Popen[bytes]:
+    from arena.local.arena import arena_command
+
+    extra: list[str] = []
+    if name == "strong":
+        extra = ["--time-per-move", str(time_per_move)] if time_per_move else ["--rollouts", "measured"]
+    log = (logs / f"bot-{name}.log").open("ab")
+    return subprocess.Popen(
+        arena_command("bot", "run", name, "--arena", gateway, "--log-level", "WARNING", *extra),
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        env={**os.environ, "ARENA_BOT_TOKEN": token},
+    )
+
+
+async def run_local(args: argparse.Namespace) -> int:
+    from arena.ladder.report import board_table
+    from arena.ladder.runner import LadderRunner, caught_up
+    from arena.ladder.scheduler import SchedulerConfig
+    from arena.ladder.service import host_ladder
+    from arena.local.arena import LocalArena
+    from arena.redis_client import connect
+    from arena.service.client import ArenaClient, ArenaError
+    from referee import transcript as transcripts
+
+    data = Path(args.data).resolve()
+    game_ids = tuple(args.game or ["shanghaien", "shangrila-3p"])
+    console.print(f"[bold]local arena[/bold] in {data} ({args.workers} referee workers)")
+    async with LocalArena(data, workers=args.workers, log_level="WARNING", gateway_extra=host_ladder) as arena:
+        console.print(f"  Redis {arena.redis_url} (data {data / 'redis'}), gateway {arena.gateway}, logs {arena.logs}")
+        admin = ArenaClient(arena.gateway, arena.admin_token)
+        bots: list[subprocess.Popen[bytes]] = []
+        runner: LadderRunner | None = None
+        threads: list[Any] = []
+        try:
+            for name in REFERENCE:
+                try:
+                    _, token = await asyncio.to_thread(admin.register_bot, name, "arena", list(games.GAME_IDS), 4)
+                    how = "registered"
+                except ArenaError as e:
+                    if e.code != "ALREADY_EXISTS":
+                        raise
+                    token = await asyncio.to_thread(admin.rotate_token, name)  # a data folder from an earlier run
+                    how = "token rotated"
+                bots.append(start_bot(name, token, arena.gateway, arena.logs, args.time_per_move))
+                console.print(f"  bot {name}: {how}, connecting")
+            deadline = time.monotonic() + 60
+            while sum(b.online for b in await asyncio.to_thread(admin.list_bots) if b.name in REFERENCE) < 3:
+                if time.monotonic() > deadline:
+                    console.print(f"[red]the reference bots did not come online; see {arena.logs}[/red]")
+                    return 1
+                await asyncio.sleep(0.2)
+            r = connect(arena.redis_url)
+            results_before = int(r.xlen("arena:results"))
+            config = SchedulerConfig(games=game_ids, queue_depth=4, max_rate=4.0)
+            runner = LadderRunner(arena.redis_url, config, max_matches=args.matches)
+            threads = runner.start()
+            console.print(f"  ladder: scheduling {args.matches} rated matches ({', '.join(game_ids)})")
+            with progress(console=console) as bar:
+                task = bar.add_task("rated matches", total=args.matches)
+                while True:
+                    done = int(r.xlen("arena:results")) - results_before
+                    bar.update(task, completed=min(done, args.matches))
+                    if done >= args.matches and runner.scheduled >= args.matches:
+                        break
+                    await asyncio.sleep(0.5)
+            while not await asyncio.to_thread(caught_up, r):
+                await asyncio.sleep(0.2)
+            runner.stop(threads)
+            ids = [m.match_id for m in await asyncio.to_thread(admin.list_matches, limit=args.matches, state=3)]
+            out = data / "transcripts"
+            out.mkdir(exist_ok=True)
+            bad = 0
+            for match_id in ids:
+                text, _ = await asyncio.to_thread(admin.transcript, match_id)
+                path = out / f"{match_id}.jsonl"
+                path.write_text(text)
+                bad += transcripts.verify(path) is not None
+            for game_id in game_ids:
+                board = runner.ladder.leaderboard(game_id)
+                console.print(board_table(game_id, board))
+                chart = data / f"ladder-{game_id}.png"
+                _plot(runner.ladder, game_id, chart)
+                names = [s.row.name for s in board if s.row.name in REFERENCE]
+                verdict = names == ["strong", "greedy", "random"]
+                expected = "as expected" if verdict else "NOT strong > greedy > random yet"
+                console.print(f"  {game_id}: {' > '.join(names)} ({expected}); chart {chart}")
+            console.print(
+                f"transcripts: {out}/ ({len(ids) - bad} of {len(ids)} verified with the engines); "
+                f"ladder: arena ladder show --game {game_ids[0]} --redis {arena.redis_url} (while it runs)"
+            )
+            r.close()
+            return 0 if bad == 0 else 1
+        finally:
+            if runner is not None:
+                runner.stop(threads)
+            for b in bots:
+                b.send_signal(signal.SIGINT)
+            for b in bots:
+                try:
+                    b.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    b.kill()
+            admin.close()
+
+
+def _plot(ladder: Any, game_id: str, path: Path) -> None:
+    from arena.ladder.report import plot
+
+    series = {}
+    for name in REFERENCE:
+        for (n, v), points in ladder.history(game_id, name).items():
+            series[(game_id, n, v)] = points
+    plot(series, str(path))
+
+
+def cmd_local(args: argparse.Namespace) -> int:
+    from referee.logs import configure
+
+    configure(json=False, level="WARNING")
+    try:
+        return asyncio.run(run_local(args))
+    except KeyboardInterrupt:
+        return 130
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser(
+        "local", help="the main job: a local arena (Redis, gateway, workers, ladder) where the reference bots play"
+    )
+    p.add_argument(
+        "--data", default="arena-data", help="folder for Redis data, logs and transcripts (default arena-data)"
+    )
+    p.add_argument("--workers", type=int, default=2, help="referee worker processes (default 2)")
+    p.add_argument(
+        "--game", action="append", choices=games.GAME_IDS, help="game ids (default shanghaien, shangrila-3p)"
+    )
+    p.add_argument("--matches", type=int, default=100, help="rated ladder matches to play (default 100)")
+    p.add_argument("--time-per-move", type=float, default=0.0,
+                   help="strong searches this long a move (default: its strength figures' rollout counts)")  # fmt: skip
+    p.add_argument("--seed", help="base seed (default: random seeds)")
+    p.set_defaults(func=cmd_local)

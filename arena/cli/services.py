@@ -1,0 +1,139 @@
+"""The long-running processes: ``arena serve`` (all in one), ``arena gateway``, ``arena worker`` and
+``arena referee serve`` (a standalone referee). Each logs JSON lines and stops cleanly on SIGTERM."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+from arena.cli.common import add_settings, console, run_service, settings
+
+
+def cmd_worker(args: argparse.Namespace) -> int:
+    from arena import metrics
+    from arena.service.worker import Worker
+    from referee.logs import configure
+
+    s = settings(args)
+    configure(json=True, level=s["log_level"])
+    metrics.serve(int(s["metrics_port"]))
+
+    async def main(stop: asyncio.Event) -> None:
+        worker = Worker(
+            s["redis_url"], listen=s["listen"] or "0.0.0.0:50061", advertise=s["advertise"] or None,
+            worker_id=args.worker_id, capacity=args.capacity, lease_ms=args.lease_ms, drain_s=args.drain_s,
+        )  # fmt: skip
+        await worker.start()
+        await worker.run(stop)
+
+    return run_service(main)
+
+
+
+def cmd_gateway(args: argparse.Namespace) -> int:
+    from arena import metrics
+    from arena.ladder.service import host_ladder
+    from arena.service.gateway import start_gateway
+    from referee.logs import configure
+
+    s = settings(args)
+    configure(json=True, level=s["log_level"])
+    metrics.serve(int(s["metrics_port"]))
+
+    async def main(stop: asyncio.Event) -> None:
+        if s["admin_token"]:  # the deployment's secret: its hash is what admin calls are checked against
+            from arena.redis_client import connect
+            from arena.service.registry import Registry
+
+            client = connect(s["redis_url"])
+            Registry(client).set_admin_token(s["admin_token"])
+            client.close()
+        server, _, servicer = await start_gateway(s["redis_url"], s["listen"] or "0.0.0.0:50051", host_ladder)
+        await stop.wait()
+        await server.stop(2.0)
+        await servicer.close()
+
+    return run_service(main)
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from arena import metrics
+    from arena.ladder.service import host_ladder
+    from arena.local.arena import LocalArena
+    from referee.logs import configure
+
+    s = settings(args)
+    configure(json=False, level=s["log_level"])
+    metrics.serve(int(s["metrics_port"]))
+    data = Path(args.data)
+
+    async def main(stop: asyncio.Event) -> None:
+        arena = LocalArena(
+            data, workers=args.workers, redis_url=args.redis, gateway_address=s["listen"] or "127.0.0.1:50051",
+            admin_token=s["admin_token"] or None, log_level=s["log_level"], gateway_extra=host_ladder,
+        )  # fmt: skip
+        async with arena:
+            console.print(
+                f"arena serving: gateway [bold]{arena.gateway}[/bold], Redis {arena.redis_url}, {args.workers} "
+                f"worker(s); admin token in {data / 'admin-token'}; logs in {arena.logs}"
+            )
+            await stop.wait()
+            console.print("stopping")
+
+    return run_service(main)
+
+
+
+def cmd_referee_serve(args: argparse.Namespace) -> int:
+    from referee.logs import configure
+    from referee.server import Referee, start_server, token_sha256
+
+    configure(json=True, level=args.log_level)
+
+    async def main() -> None:
+        referee = Referee(admin_token=args.admin_token)
+        for token in args.allow_token or ():
+            referee.allow_token(token_sha256(token), "cli")
+        server, port = await start_server(referee, f"{args.host}:{args.port}")
+        print(json.dumps({"event": "listening", "port": port}), flush=True)
+        await server.wait_for_termination()
+
+    try:
+        asyncio.run(main())
+    except KeyboardInterrupt:
+        return 0
+    return 0
+
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser("serve", help="an all-in-one local arena: Redis, gateway and referee workers")
+    add_settings(p, "listen", "admin_token", "metrics_port", "log_level")
+    p.add_argument("--data", default="arena-data", help="folder for Redis data, logs and the admin token")
+    p.add_argument("--redis", help="use this Redis instead of starting one")
+    p.add_argument("--workers", type=int, default=2, help="referee worker processes (default 2)")
+    p.set_defaults(func=cmd_serve)
+
+    p = sub.add_parser("gateway", help="serve ArenaService: bot sessions, registry, matches, transcripts")
+    add_settings(p, "redis_url", "listen", "admin_token", "metrics_port", "log_level")
+    p.set_defaults(func=cmd_gateway)
+
+    p = sub.add_parser("worker", help="a referee worker: run matches from the queue")
+    add_settings(p, "redis_url", "listen", "advertise", "metrics_port", "log_level")
+    p.add_argument("--worker-id", help="default: host-pid-random")
+    p.add_argument("--capacity", type=int, default=500, help="matches at once (default 500)")
+    p.add_argument("--lease-ms", type=int, default=10_000, help="lease length (default 10000)")
+    p.add_argument("--drain-s", type=float, default=30.0, help="on SIGTERM, wait this long for matches to end")
+    p.set_defaults(func=cmd_worker)
+
+    ref = sub.add_parser("referee", help="the referee service").add_subparsers(dest="referee_command", required=True)
+    p = ref.add_parser("serve", help="serve a standalone referee")
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=50051)
+    p.add_argument("--admin-token", help="required on RefereeService calls when set")
+    p.add_argument("--allow-token", action="append", help="a bot token accepted before it is seated")
+    p.add_argument("--log-level", default="INFO")
+    p.set_defaults(func=cmd_referee_serve)

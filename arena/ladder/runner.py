@@ -1,0 +1,181 @@
+"""``arena ladder run``: the ladder process. It applies every stored result to the Elo ladders (the
+``ladder`` consumer group on ``arena:results``: exactly once, in stream order, restart-safe) and keeps
+the queue fed with rated matches between online, enabled bots (``arena.ladder.scheduler``), and it serves
+``LadderService`` with gRPC health on ``--listen``.
+
+Any number of ladder processes may apply results (the ladder is atomic per match); run one scheduler
+per arena (``--no-schedule`` on the others), since each scheduler keeps its own in-memory view of the
+matches it queued.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import socket
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+import redis
+import structlog
+
+from arena import keys, metrics
+from arena.ladder.scheduler import BotInfo, Scheduler, SchedulerConfig
+from arena.ladder.store import Ladder
+from arena.redis_client import connect
+from arena.service.matches import MatchRequestError, MatchStore
+from arena.service.queue import DuplicateMatchError, MatchQueue, Priority
+from arena.service.registry import Registry
+
+log = structlog.get_logger("arena.ladder.store")
+
+
+class RegistryBots:
+    """The scheduler's view of the registry: one ``BotInfo`` per bot, at the version it last reported."""
+
+    def __init__(self, registry: Registry, ladder: Ladder, games: Sequence[str]) -> None:
+        self.registry = registry
+        self.ladder = ladder
+        self.games = tuple(games)
+
+    def bots(self) -> list[BotInfo]:
+        out = []
+        for b in self.registry.list():
+            played, last = 0, 0.0
+            for game_id in b.game_ids:
+                row = self.ladder.row(game_id, b.name, b.version)
+                if row is not None:
+                    played += row.games
+                    last = max(last, row.last_played)
+            out.append(
+                BotInfo(
+                    name=b.name,
+                    version=b.version,
+                    games=tuple(g for g in b.game_ids if g in self.games),
+                    online=b.online,
+                    enabled=b.enabled,
+                    running=b.matches_running,
+                    max_concurrent=b.max_concurrent,
+                    last_played=last,
+                    games_played=played,
+                )
+            )
+        return out
+
+
+class LadderRunner:
+    def __init__(
+        self,
+        redis_url: str,
+        config: SchedulerConfig | None = None,
+        *,
+        schedule: bool = True,
+        max_matches: int | None = None,
+        consumer: str | None = None,
+        tick_s: float = 0.5,
+    ) -> None:
+        self.redis_url = redis_url
+        self.r = connect(redis_url, timeout_s=10)
+        self.ladder = Ladder(self.r)
+        self.registry = Registry(self.r)
+        self.queue = MatchQueue(self.r)
+        self.store = MatchStore(self.r, self.queue, self.registry)
+        self.config = config or SchedulerConfig()
+        self.schedule = schedule
+        self.max_matches = max_matches
+        self.scheduled = 0
+        self.tick_s = tick_s
+        self.consumer = consumer or f"ladder-{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(2)}"
+        self.scheduler = Scheduler(
+            RegistryBots(self.registry, self.ladder, self.config.games),
+            self.ladder.ratings,
+            self._enqueue,
+            self.config,
+            store=self.r,
+        )
+        self._stop = threading.Event()
+        self._online: set[str] = set()
+
+    def _enqueue(self, match_id: str, spec: dict[str, Any]) -> None:
+        names = [s["bot_name"] for s in sorted(spec["seats"], key=lambda s: s["seat"])]
+        try:
+            self.store.request(
+                spec["game_id"], names, rated=bool(spec.get("rated")), match_id=match_id,
+                priority=Priority.LADDER, requested_by="ladder",
+            )  # fmt: skip
+        except (MatchRequestError, DuplicateMatchError) as e:
+            log.warning("ladder match not queued", match_id=match_id, error=str(e))
+            raise
+        self.scheduled += 1
+        metrics.LADDER_SCHEDULED.inc()
+
+    # ------------------------------------------------------------------ loops
+
+    def consume(self) -> None:
+        """Apply results until stopped (a thread: the ladder's Redis calls block)."""
+        while not self._stop.is_set():
+            try:
+                applied = self.ladder.consume(self.consumer, block_ms=1_000, stop=self._stop.is_set)
+                metrics.LADDER_APPLIED.inc(applied)
+            except (redis.ConnectionError, redis.TimeoutError) as e:
+                log.warning("redis unavailable, retrying", error=str(e)[:200])
+                self._stop.wait(1.0)
+
+    def schedule_loop(self) -> None:
+        """Feed the queue and tell the scheduler of results and reconnections (a thread)."""
+        last: Any = "$"
+        while not self._stop.is_set():
+            try:
+                reply: Any = self.r.xread({keys.results(): last}, count=500, block=int(self.tick_s * 1000))
+                for _, entries in reply or []:
+                    for entry_id, fields in entries:
+                        last = entry_id
+                        m = self.store.describe(fields[b"match_id"].decode())
+                        if m is not None and m["result"] is not None:
+                            self.scheduler.on_result(m["result"])
+                if last == "$":
+                    newest: Any = self.r.xrevrange(keys.results(), count=1)
+                    last = newest[0][0] if newest else "0-0"
+                bots = self.scheduler.source.bots()
+                online = {b.name for b in bots if b.online}
+                for b in bots:
+                    if b.online and b.name not in self._online:
+                        self.scheduler.on_reconnect(b)
+                self._online = online
+                metrics.LADDER_PAUSED.set(sum(1 for b in bots if self.scheduler.paused(b.key)))
+                if self.max_matches is None or self.scheduled < self.max_matches:
+                    self.scheduler.tick(self.queue.depth()[Priority.LADDER.value], bots)
+            except (redis.ConnectionError, redis.TimeoutError) as e:
+                log.warning("redis unavailable, retrying", error=str(e)[:200])
+                self._stop.wait(1.0)
+            except (MatchRequestError, DuplicateMatchError):
+                self._stop.wait(self.tick_s)
+
+    def start(self) -> list[threading.Thread]:
+        threads = [threading.Thread(target=self.consume, name="ladder-consume", daemon=True)]
+        if self.schedule:
+            threads.append(threading.Thread(target=self.schedule_loop, name="ladder-schedule", daemon=True))
+        for t in threads:
+            t.start()
+        return threads
+
+    def stop(self, threads: Sequence[threading.Thread] = ()) -> None:
+        self._stop.set()
+        for t in threads:
+            t.join(timeout=10)
+
+
+def caught_up(client: redis.Redis) -> bool:
+    """True when the ladder has applied every stored result (its consumer group is at the stream's end)."""
+    newest: Any = client.xrevrange(keys.results(), count=1)
+    if not newest:
+        return True
+    try:
+        groups: Any = client.xinfo_groups(keys.results())
+    except redis.ResponseError:
+        return False
+    for g in groups:
+        if keys.text(g["name"]) == keys.LADDER_GROUP:
+            return keys.text(g["last-delivered-id"]) == keys.text(newest[0][0]) and int(g["pending"]) == 0
+    return False

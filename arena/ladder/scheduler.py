@@ -1,0 +1,308 @@
+"""Automated ladder scheduling: which bots play next, against whom, in which seats; pausing bots that
+keep forfeiting until they pass a validation game.
+
+The scheduler owns no transport. It reads bots through ``BotSource`` (the registry and presence),
+ratings through a callable (``Ladder.ratings``) and hands each match to an ``Enqueue`` callback, in the
+arena ``lambda match_id, spec: queue.enqueue(match_id, spec, Priority.LADDER)``.
+
+Policy, each ``tick``:
+
+1. Keep ``queue_depth`` ladder matches waiting, at most ``max_rate`` new matches a second (a token
+   bucket holding up to ``burst``).
+2. The next bot is the eligible one with the fewest games (played plus scheduled), then the one idle
+   longest, then chance. Eligible: enabled, online, not paused, and below its ``max_concurrent``
+   matches counting those it plays now and those this scheduler queued that have not started.
+3. Opponents are drawn at random among eligible bots whose rating is within a window of its own:
+   ``window`` points, doubled while a coin (``widen_p``) says so, up to ``max_window`` - mostly close
+   games, now and then a wider one so that separated groups of bots stay connected. Too few inside
+   the window: the nearest ones. Other versions of the same bot are not opponents.
+4. Seats: the seating (of all permutations, at most 24) that puts participants where they have sat
+   least often in this game (least sum of squared counts; ties by chance), so nobody keeps the first
+   seat and every bot's seats even out over time. The counts live in memory: a restart starts them
+   anew, which only delays the evening out.
+
+Pausing: a bot version that forfeits ``forfeit_limit`` matches in a row (aborted matches do not
+count) is paused with a reason its owner can read (``paused``). When it reconnects (``on_reconnect``,
+called by the presence wiring) it gets one unrated validation match against the ``random`` reference
+bot; played to the end without forfeiting, it is back on the ladder, otherwise paused again with the
+validation's outcome as the reason. Pause records live in Redis (``keys.ladder_pauses()``) when a
+client is given, so a restarted scheduler keeps them.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import random
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from enum import StrEnum
+from typing import Any, Protocol
+
+import redis
+
+from arena import keys
+from arena.ladder import elo
+from arena.ladder.elo import BotKey
+
+PLAYERS: Mapping[str, int] = {"shanghaien": 2, "shangrila-3p": 3, "shangrila-4p": 4}
+
+
+@dataclass(frozen=True)
+class BotInfo:
+    """What the scheduler needs to know of one registered bot version."""
+
+    name: str
+    version: str
+    games: tuple[str, ...]  # game ids it plays
+    online: bool = True
+    enabled: bool = True
+    running: int = 0  # matches it is playing now, of any kind
+    max_concurrent: int = 1
+    last_played: float = 0.0
+    games_played: int = 0
+
+    @property
+    def key(self) -> BotKey:
+        return (self.name, self.version)
+
+
+class BotSource(Protocol):
+    def bots(self) -> Sequence[BotInfo]: ...
+
+
+Ratings = Callable[[str], Mapping[BotKey, float]]
+"""game id -> rating per bot version (bots missing are rated ``elo.INITIAL_RATING``)."""
+
+Enqueue = Callable[[str, dict[str, Any]], None]
+"""(match id, spec) -> None; raises if the match could not be queued."""
+
+
+@dataclass(frozen=True)
+class SchedulerConfig:
+    games: tuple[str, ...] = ("shanghaien", "shangrila-3p", "shangrila-4p")
+    queue_depth: int = 8  # ladder matches kept waiting for a worker
+    max_rate: float = 2.0  # new matches per second at most
+    burst: int = 8
+    window: float = 100.0  # rating window for opponents before widening
+    widen_p: float = 0.5  # chance of doubling the window (again)
+    max_window: float = 1600.0
+    forfeit_limit: int = 3  # forfeits in a row that pause a bot
+    reference_bot: str = "random"
+
+
+class PauseState(StrEnum):
+    ACTIVE = "active"
+    PAUSED = "paused"  # waiting for the bot to reconnect
+    VALIDATING = "validating"  # a validation match is queued or running
+
+
+@dataclass
+class BotRecord:
+    """Forfeit streak and pause state of one bot version (stored as JSON)."""
+
+    state: PauseState = PauseState.ACTIVE
+    streak: int = 0
+    reason: str = ""
+    since: float = 0.0
+    validation_match: str = ""
+
+
+@dataclass
+class _Scheduled:
+    spec: dict[str, Any]
+    bots: list[BotKey]
+    started: bool = False
+
+
+@dataclass
+class Scheduler:
+    source: BotSource
+    ratings: Ratings
+    enqueue: Enqueue
+    config: SchedulerConfig = field(default_factory=SchedulerConfig)
+    rng: random.Random = field(default_factory=random.Random)
+    clock: Callable[[], float] = time.time
+    store: redis.Redis | None = None
+
+    def __post_init__(self) -> None:
+        self.outstanding: dict[str, _Scheduled] = {}
+        self.seat_counts: dict[tuple[str, BotKey], list[int]] = {}
+        self.records: dict[BotKey, BotRecord] = {}
+        self._tokens = float(self.config.burst)
+        self._refilled = self.clock()
+        if self.store is not None:
+            for k, v in self.store.hgetall(keys.ladder_pauses()).items():
+                d = json.loads(v)
+                self.records[_key(k)] = BotRecord(PauseState(d["state"]), d["streak"], d["reason"], d["since"],
+                                                  d["validation_match"])  # fmt: skip
+
+    # ------------------------------------------------------------------------------ scheduling
+
+    def tick(self, queue_depth: int, bots: Sequence[BotInfo] | None = None) -> list[dict[str, Any]]:
+        """Queue ladder matches until ``queue_depth`` (waiting now) reaches the target or the rate allows
+        no more; returns the specs queued. ``bots``: the source's bots, if the caller read them already."""
+        now = self.clock()
+        self._tokens = min(float(self.config.burst), self._tokens + (now - self._refilled) * self.config.max_rate)
+        self._refilled = now
+        out: list[dict[str, Any]] = []
+        bots = list(self.source.bots() if bots is None else bots)
+        while queue_depth + len(out) < self.config.queue_depth and self._tokens >= 1.0:
+            spec = self.next_match(bots)
+            if spec is None:
+                break
+            self.enqueue(spec["match_id"], spec)
+            self._tokens -= 1.0
+            out.append(spec)
+        return out
+
+    def next_match(self, bots: Sequence[BotInfo]) -> dict[str, Any] | None:
+        """Choose and record the next ladder match (the caller queues it); None if nobody can play."""
+        eligible = [b for b in bots if self._eligible(b)]
+        eligible.sort(key=lambda b: (b.games_played + self._scheduled(b.key), b.last_played, self.rng.random()))
+        for bot in eligible:
+            games = [g for g in bot.games if g in self.config.games and g in PLAYERS]
+            self.rng.shuffle(games)
+            for game_id in games:
+                others = [o for o in eligible if o.name != bot.name and game_id in o.games]
+                need = PLAYERS[game_id] - 1
+                if len(others) < need:
+                    continue
+                opponents = self._opponents(game_id, bot, others, need)
+                return self._record(game_id, [bot, *opponents])
+        return None
+
+    def _eligible(self, b: BotInfo) -> bool:
+        rec = self.records.get(b.key)
+        paused = rec is not None and rec.state != PauseState.ACTIVE
+        return b.enabled and b.online and not paused and self._load(b) < b.max_concurrent
+
+    def _scheduled(self, key: BotKey) -> int:
+        return sum(key in s.bots for s in self.outstanding.values())
+
+    def _load(self, b: BotInfo) -> int:
+        """Matches it plays now plus those queued by us that have not started (counted once)."""
+        return b.running + sum(b.key in s.bots and not s.started for s in self.outstanding.values())
+
+    def _opponents(self, game_id: str, bot: BotInfo, others: list[BotInfo], need: int) -> list[BotInfo]:
+        ratings = self.ratings(game_id)
+        r0 = ratings.get(bot.key, elo.INITIAL_RATING)
+        window = self.config.window
+        while window < self.config.max_window and self.rng.random() < self.config.widen_p:
+            window *= 2
+        distance = {o.key: abs(ratings.get(o.key, elo.INITIAL_RATING) - r0) for o in others}
+        inside = [o for o in others if distance[o.key] <= window]
+        if len(inside) < need:
+            inside = sorted(others, key=lambda o: (distance[o.key], self.rng.random()))[:need]
+        chosen: list[BotInfo] = []
+        for o in self.rng.sample(inside, len(inside)):
+            if len(chosen) == need:
+                break
+            if all(o.name != c.name for c in chosen):
+                chosen.append(o)
+        return chosen if len(chosen) == need else sorted(others, key=lambda o: distance[o.key])[:need]
+
+    def _record(self, game_id: str, players: list[BotInfo]) -> dict[str, Any]:
+        counts = [self._seat_count(game_id, b.key) for b in players]
+        orders = list(itertools.permutations(range(len(players))))  # at most 24
+        self.rng.shuffle(orders)  # ties go to chance
+        best = min(orders, key=lambda order: sum(counts[p][seat] ** 2 for seat, p in enumerate(order)))
+        seats = [players[p] for p in best]
+        for seat, b in enumerate(seats):
+            self._seat_count(game_id, b.key)[seat] += 1
+        match_id = f"ladder-{game_id}-{int(self.clock() * 1000)}-{self.rng.getrandbits(48):012x}"
+        spec = {
+            "match_id": match_id,
+            "game_id": game_id,
+            "seats": [{"seat": i, "bot_name": b.name} for i, b in enumerate(seats)],
+            "rated": True,
+        }
+        self.outstanding[match_id] = _Scheduled(spec, [b.key for b in seats])
+        return spec
+
+    def _seat_count(self, game_id: str, key: BotKey) -> list[int]:
+        return self.seat_counts.setdefault((game_id, key), [0] * PLAYERS[game_id])
+
+    # ------------------------------------------------------------------------------ events
+
+    def on_started(self, match_id: str) -> None:
+        """A queued ladder match started (optional: without it, running ones count twice against the limit)."""
+        if match_id in self.outstanding:
+            self.outstanding[match_id].started = True
+
+    def on_result(self, result: Mapping[str, Any]) -> None:
+        """Every finished match (ladder or not): frees capacity, counts forfeit streaks, ends validations."""
+        match_id = str(result["match_id"])
+        self.outstanding.pop(match_id, None)
+        if result.get("end_reason") == "aborted":
+            return
+        now = float(result.get("finished_at") or self.clock())
+        for seat in result["seats"]:
+            key = elo.seat_key(seat)
+            rec = self.records.setdefault(key, BotRecord())
+            was = (rec.state, rec.streak)
+            forfeited = seat.get("status") == "forfeited"
+            if rec.state == PauseState.VALIDATING and rec.validation_match == match_id:
+                if forfeited or result.get("end_reason") != "completed":
+                    self._pause(key, rec, now, f"validation match {match_id} failed ({result.get('end_reason')}, "
+                                f"{seat.get('strikes', 0)} strikes): reconnect to try again")  # fmt: skip
+                else:
+                    rec.state, rec.streak, rec.reason, rec.validation_match = PauseState.ACTIVE, 0, "", ""
+                self._save(key, rec)
+                continue
+            rec.streak = rec.streak + 1 if forfeited else 0
+            if rec.state == PauseState.ACTIVE and rec.streak >= self.config.forfeit_limit:
+                self._pause(key, rec, now, f"forfeited {rec.streak} matches in a row (last {match_id}): reconnect "
+                            f"and pass a validation game against {self.config.reference_bot}")  # fmt: skip
+            if (rec.state, rec.streak) != was:
+                self._save(key, rec)
+
+    def _pause(self, key: BotKey, rec: BotRecord, now: float, reason: str) -> None:
+        rec.state, rec.reason, rec.since, rec.validation_match = PauseState.PAUSED, reason, now, ""
+
+    def on_reconnect(self, bot: BotInfo) -> dict[str, Any] | None:
+        """A paused bot came back: queue its validation match; returns the spec (None if not paused)."""
+        rec = self.records.get(bot.key)
+        if rec is None or rec.state != PauseState.PAUSED:
+            return None
+        spec = self.validation_spec(bot)
+        self.enqueue(spec["match_id"], spec)
+        rec.state, rec.validation_match = PauseState.VALIDATING, spec["match_id"]
+        self._save(bot.key, rec)
+        return spec
+
+    def validation_spec(self, bot: BotInfo) -> dict[str, Any]:
+        """An unrated match of the bot against copies of the reference bot, in its smallest game."""
+        games = sorted((g for g in bot.games if g in PLAYERS), key=lambda g: PLAYERS[g]) or ["shanghaien"]
+        game_id = games[0]
+        names = [self.config.reference_bot] * PLAYERS[game_id]
+        names[self.rng.randrange(len(names))] = bot.name
+        return {
+            "match_id": f"validate-{bot.name}-{int(self.clock() * 1000)}-{self.rng.getrandbits(32):08x}",
+            "game_id": game_id,
+            "seats": [{"seat": i, "bot_name": n} for i, n in enumerate(names)],
+            "rated": False,
+        }
+
+    def paused(self, key: BotKey) -> str | None:
+        """Why the bot version is off the ladder, or None if it is on it."""
+        rec = self.records.get(key)
+        if rec is None or rec.state == PauseState.ACTIVE:
+            return None
+        if rec.state == PauseState.VALIDATING:
+            return f"{rec.reason} (validation match {rec.validation_match} queued)"
+        return rec.reason
+
+    def _save(self, key: BotKey, rec: BotRecord) -> None:
+        if self.store is not None:
+            self.store.hset(keys.ladder_pauses(), _member(key), json.dumps(asdict(rec)))
+
+
+def _member(key: BotKey) -> str:
+    return json.dumps(list(key), separators=(",", ":"))
+
+
+def _key(value: bytes | str) -> BotKey:
+    name, version = json.loads(value)
+    return (str(name), str(version))

@@ -1,0 +1,31 @@
+"""The one place Redis clients are made: every process of the arena connects through ``connect``.
+
+Clients fail fast when Redis is down (``socket_connect_timeout``), so that callers retry with
+back-off instead of hanging, and a client that makes blocking reads gets a socket timeout longer
+than its longest block: redis-py re-sends a read that outlives ``socket_timeout`` (PLATFORM.md).
+Replies are bytes (``keys.text`` decodes them).
+"""
+
+from __future__ import annotations
+
+import redis
+import redis.asyncio as aioredis
+
+CONNECT_TIMEOUT_S = 2.0
+TIMEOUT_S = 5.0
+
+
+def connect(url: str, *, block_ms: int = 0, timeout_s: float = TIMEOUT_S) -> redis.Redis:
+    """A synchronous client; ``block_ms``: the longest blocking read it will make."""
+    return redis.Redis.from_url(
+        url, socket_connect_timeout=CONNECT_TIMEOUT_S, socket_timeout=timeout_s + block_ms / 1000,
+        health_check_interval=10,
+    )  # fmt: skip
+
+
+def connect_async(url: str, *, block_ms: int = 0, timeout_s: float = TIMEOUT_S) -> aioredis.Redis:
+    """An asyncio client (for the gateway's blocking reads), on the same terms as ``connect``."""
+    return aioredis.Redis.from_url(
+        url, socket_connect_timeout=CONNECT_TIMEOUT_S, socket_timeout=timeout_s + block_ms / 1000,
+        health_check_interval=10,
+    )  # fmt: skip

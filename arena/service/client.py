@@ -1,0 +1,97 @@
+"""A small synchronous client of the gateway's ArenaService, for the CLI and for scripts."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import grpc
+
+from referee.wire import arena_pb2, arena_pb2_grpc, match_pb2
+
+
+class ArenaError(Exception):
+    """A refused call: ``code`` is the gRPC status name, the message the arena's reason."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(f"{message} ({code})")
+        self.code = code
+        self.message = message
+
+
+class ArenaClient:
+    def __init__(self, target: str, token: str = "", timeout: float = 10.0) -> None:
+        self.channel = grpc.insecure_channel(target)
+        self.stub = arena_pb2_grpc.ArenaServiceStub(self.channel)  # type: ignore[no-untyped-call]
+        self.token = token
+        self.timeout = timeout
+
+    def close(self) -> None:
+        self.channel.close()
+
+    def __enter__(self) -> ArenaClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _md(self) -> tuple[tuple[str, str], ...]:
+        return (("authorization", f"Bearer {self.token}"),) if self.token else ()
+
+    def _call(self, method: str, request: Any) -> Any:
+        try:
+            return getattr(self.stub, method)(request, metadata=self._md(), timeout=self.timeout)
+        except grpc.RpcError as e:
+            raise ArenaError(e.code().name, e.details() or "") from None
+
+    def register_bot(self, name: str, owner: str, game_ids: list[str], max_concurrent: int = 0) -> tuple[Any, str]:
+        r = self._call("RegisterBot", arena_pb2.RegisterBotRequest(name=name, owner=owner, game_ids=game_ids,
+                                                                   max_concurrent=max_concurrent))  # fmt: skip
+        return r.bot, r.token
+
+    def rotate_token(self, name: str) -> str:
+        token: str = self._call("RotateToken", arena_pb2.RotateTokenRequest(name=name)).token
+        return token
+
+    def set_enabled(self, name: str, enabled: bool, reason: str = "") -> Any:
+        return self._call(
+            "SetBotEnabled", arena_pb2.SetBotEnabledRequest(name=name, enabled=enabled, reason=reason)
+        ).bot
+
+    def list_bots(self, game_id: str = "") -> list[Any]:
+        return list(self._call("ListBots", arena_pb2.ListBotsRequest(game_id=game_id)).bots)
+
+    def request_match(
+        self,
+        game_id: str,
+        bot_names: list[str],
+        *,
+        seed: str = "",
+        rated: bool = False,
+        match_id: str = "",
+        time_control: dict[str, int] | None = None,
+    ) -> tuple[str, str]:
+        request = arena_pb2.RequestMatchRequest(
+            game_id=game_id, bot_names=bot_names, seed=seed, rated=rated, match_id=match_id
+        )
+        if time_control:
+            request.time_control.CopyFrom(match_pb2.TimeControl(**time_control))
+        r = self._call("RequestMatch", request)
+        return r.match_id, r.seed_sha256
+
+    def describe(self, match_id: str) -> Any:
+        return self._call("DescribeMatch", arena_pb2.DescribeMatchRequest(match_id=match_id)).match
+
+    def list_matches(self, **kwargs: Any) -> list[Any]:
+        return list(self._call("ListMatches", arena_pb2.ListMatchesRequest(**kwargs)).matches)
+
+    def transcript(self, match_id: str) -> tuple[str, bool]:
+        r = self._call("GetTranscript", arena_pb2.GetTranscriptRequest(match_id=match_id))
+        return r.jsonl, r.full
+
+    def follow(self, match_id: str) -> Iterator[str]:
+        try:
+            for r in self.stub.FollowMatch(arena_pb2.FollowMatchRequest(match_id=match_id), metadata=self._md()):
+                yield r.transcript_line
+        except grpc.RpcError as e:
+            raise ArenaError(e.code().name, e.details() or "") from None

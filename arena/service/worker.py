@@ -1,0 +1,380 @@
+"""A referee worker: takes matches from the Redis queue and referees them on its own gRPC port.
+
+This is where the arena wires Redis to the referee (the referee itself knows nothing of Redis):
+
+- claim a queued match (a lease in the queue's consumer group), or take over one whose lease ran
+  out (its worker died), resuming it from its event log: the seed and the actions so far replay it
+  exactly (``Match.resume``);
+- look up each seat's token hash in the registry, start the match on the local ``Referee``, and
+  tell every seated bot (through its session events) that this worker's address runs the match;
+- append every transcript line to the match's event log as it is recorded, renew the lease while
+  the match runs, and give the match up if another worker took the lease;
+- at the end store the result and the transcript in one atomic step, recorded exactly once.
+
+Redis going away does not stop a running match: bots talk to the worker directly. Every Redis call
+is retried with back-off until Redis is back; event-log lines wait in memory meanwhile.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import secrets
+import socket
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict
+from typing import Any, Final, TypeVar
+
+import redis
+import structlog
+
+from arena import keys, metrics
+from arena.redis_client import connect
+from arena.service.matches import MatchStore
+from arena.service.queue import Claim, LeaseLostError, MatchQueue
+from arena.service.registry import Registry
+from referee.match import Match
+from referee.server import Referee, start_server
+from referee.spec import MatchResult, MatchSpec, SeatSpec
+from referee.timecontrol import TimeControl
+
+log = structlog.get_logger("arena.service.worker")
+
+T = TypeVar("T")
+UNKNOWN_TOKEN: Final = "0" * 64  # a seat whose bot is gone: nobody can join it, and the match aborts
+WORKER_TTL_S: Final = 15
+BOT_EVENTS_MAXLEN: Final = 1000
+_REDIS_DOWN = (redis.ConnectionError, redis.TimeoutError)
+
+
+def result_dict(result: MatchResult, rated: bool, finished_at: float | None = None) -> dict[str, Any]:
+    """The stored form of a result (what the ladder reads)."""
+    d = asdict(result)
+    d["end_reason"] = result.end_reason.value
+    for seat in d["seats"]:
+        seat["status"] = str(seat["status"])
+    d["rated"] = rated
+    d["finished_at"] = time.time() if finished_at is None else finished_at
+    return d
+
+
+def result_from_lines(lines: Sequence[str], rated: bool) -> dict[str, Any]:
+    """The stored form of a result, rebuilt from a complete transcript (header to footer)."""
+    header, footer = json.loads(lines[0]), json.loads(lines[-1])
+    strikes: dict[int, int] = {}
+    refusals: dict[int, int] = {}
+    for line in lines[1:-1]:
+        event = json.loads(line)
+        if event["type"] == "strike":
+            strikes[event["seat"]] = event["strikes"]
+        elif event["type"] == "refusal":
+            refusals[event["seat"]] = refusals.get(event["seat"], 0) + 1
+    forfeited = set(footer["forfeited"])
+    return {
+        "match_id": header["match_id"],
+        "game_id": header["game_id"],
+        "end_reason": footer["end_reason"],
+        "seats": [
+            {
+                "seat": s["seat"],
+                "bot_name": s["bot_name"],
+                "bot_version": s.get("bot_version", ""),
+                "score": footer["scores"][s["seat"]],
+                "rank": footer["ranks"][s["seat"]],
+                "status": "forfeited" if s["seat"] in forfeited else "active",
+                "strikes": strikes.get(s["seat"], 0),
+                "refusals": refusals.get(s["seat"], 0),
+            }
+            for s in header["seats"]
+        ],
+        "seed": footer["seed"],
+        "seed_sha256": header["seed_sha256"],
+        "plies": footer["plies"],
+        "detail": footer.get("detail", ""),
+        "rated": rated,
+        "finished_at": time.time(),
+    }
+
+
+class Worker:
+    """One referee worker process's loop. ``await start()``, then ``await run(stop_event)``."""
+
+    def __init__(
+        self,
+        redis_url: str,
+        *,
+        listen: str = "127.0.0.1:0",
+        advertise: str | None = None,
+        worker_id: str | None = None,
+        capacity: int = 500,
+        lease_ms: int = 10_000,
+        block_ms: int = 1_000,
+        drain_s: float = 30.0,
+    ) -> None:
+        self.redis_url = redis_url
+        self.listen = listen
+        self.advertise = advertise
+        self.worker_id = worker_id or f"{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(2)}"
+        self.capacity = capacity
+        self.lease_ms = lease_ms
+        self.block_ms = block_ms
+        self.drain_s = drain_s
+        self.referee = Referee()
+        self.running: dict[str, asyncio.Task[None]] = {}
+        self.lost: set[str] = set()
+        self.log = log.bind(worker=self.worker_id)
+        self.address = ""
+        self._stopping = False
+        self._server: Any = None
+        self._down_logged = 0.0
+
+    # ------------------------------------------------------------------ life
+
+    async def start(self) -> str:
+        self.r = connect(self.redis_url)
+        self.rblock = connect(self.redis_url, block_ms=self.block_ms)
+        self.queue = MatchQueue(self.r, lease_ms=self.lease_ms)
+        self.block_queue = MatchQueue(self.rblock, lease_ms=self.lease_ms)
+        self.registry = Registry(self.r)
+        self.store = MatchStore(self.r, self.queue, self.registry)
+        self._server, port = await start_server(self.referee, self.listen)
+        host = self.listen.rpartition(":")[0] or "127.0.0.1"
+        if host in ("0.0.0.0", "[::]", "::"):
+            host = socket.gethostname()
+        self.address = self.advertise or f"{host}:{port}"
+        self.log = self.log.bind(address=self.address)
+        self.log.info("worker started", capacity=self.capacity, lease_ms=self.lease_ms)
+        return self.address
+
+    async def run(self, stop: asyncio.Event) -> None:
+        loops = [
+            asyncio.create_task(self._claim_loop(), name="claim"),
+            asyncio.create_task(self._reclaim_loop(), name="reclaim"),
+            asyncio.create_task(self._heartbeat_loop(), name="heartbeat"),
+        ]
+        await stop.wait()
+        self._stopping = True
+        self.log.info("worker stopping: no new matches", running=len(self.running), drain_s=self.drain_s)
+        for task in loops:
+            task.cancel()
+        await asyncio.gather(*loops, return_exceptions=True)
+        if self.running:
+            await asyncio.wait(list(self.running.values()), timeout=self.drain_s)
+        for task in self.running.values():
+            task.cancel()  # their leases run out and another worker resumes them
+        await asyncio.gather(*self.running.values(), return_exceptions=True)
+        await self.referee.shutdown()
+        await self._server.stop(1.0)
+        self.log.info("worker stopped")
+
+    # ------------------------------------------------------------------ redis
+
+    async def _redis(self, op: str, fn: Callable[..., T], *args: Any) -> T:
+        """``fn(*args)`` in a thread, retried with back-off while Redis is unreachable."""
+        delay = 0.05
+        while True:
+            try:
+                return await asyncio.to_thread(fn, *args)
+            except _REDIS_DOWN as e:
+                metrics.REDIS_ERRORS.labels(op).inc()
+                now = time.monotonic()
+                if now - self._down_logged > 5:
+                    self._down_logged = now
+                    self.log.warning("redis unavailable, retrying", op=op, error=str(e)[:200])
+                if self._stopping and op in ("claim", "reclaim"):
+                    raise
+                await asyncio.sleep(delay)
+                delay = min(2.0, delay * 2)
+
+    # ------------------------------------------------------------------ loops
+
+    async def _claim_loop(self) -> None:
+        while not self._stopping:
+            if len(self.running) >= self.capacity:
+                await asyncio.sleep(0.05)
+                continue
+            claim = await self._redis("claim", self.block_queue.claim, self.worker_id, self.block_ms)
+            if claim is not None:
+                self._launch(claim, "claimed")
+
+    async def _reclaim_loop(self) -> None:
+        while not self._stopping:
+            await asyncio.sleep(self.lease_ms / 2000)
+            free = self.capacity - len(self.running)
+            if free <= 0:
+                continue
+            for claim in await self._redis("reclaim", self.queue.reclaim, self.worker_id, free):
+                if claim.match_id in self.running:
+                    continue  # our own lease lapsed while Redis was away; it is ours again
+                self._launch(claim, "taken over")
+
+    async def _heartbeat_loop(self) -> None:
+        while not self._stopping:
+            await self._redis("heartbeat", self._heartbeat)
+            await asyncio.sleep(WORKER_TTL_S / 3)
+
+    def _heartbeat(self) -> None:
+        pipe = self.r.pipeline(transaction=False)
+        pipe.hset(
+            keys.worker(self.worker_id),
+            mapping={"address": self.address, "running": len(self.running), "capacity": self.capacity,
+                     "heartbeat": f"{time.time():.3f}"},
+        )  # fmt: skip
+        pipe.expire(keys.worker(self.worker_id), WORKER_TTL_S)
+        pipe.sadd(keys.workers(), self.worker_id)
+        pipe.execute()
+        for priority, depth in self.queue.depth().items():
+            metrics.QUEUE_DEPTH.labels(priority).set(depth)
+        metrics.LEASES_HELD.set(len(self.running))
+        metrics.MATCHES_RUNNING.set(len(self.running))
+
+    # ------------------------------------------------------------------ one match
+
+    def _launch(self, claim: Claim, how: str) -> None:
+        self.log.info(f"match {how}", match_id=claim.match_id, priority=claim.priority.value)
+        task = asyncio.get_running_loop().create_task(self._run(claim), name=f"run-{claim.match_id}")
+        self.running[claim.match_id] = task
+        metrics.MATCHES_RUNNING.set(len(self.running))
+        task.add_done_callback(lambda _: self._ended(claim.match_id))
+
+    def _ended(self, match_id: str) -> None:
+        self.running.pop(match_id, None)
+        self.lost.discard(match_id)
+        metrics.MATCHES_RUNNING.set(len(self.running))
+
+    def _spec(self, claim: Claim) -> MatchSpec:
+        s = claim.spec
+        seed = claim.seed
+        if not seed:  # fix one now, so that a takeover replays with the same
+            self.r.set(keys.match_seed(claim.match_id), secrets.token_hex(16), nx=True)
+            stored: Any = self.r.get(keys.match_seed(claim.match_id))
+            seed = stored.decode() if stored else ""
+        seats = []
+        for seat in s["seats"]:
+            bot = self.registry.find(seat["bot_name"])
+            seats.append(SeatSpec(int(seat["seat"]), seat["bot_name"], bot.token_sha256 if bot else UNKNOWN_TOKEN))
+        tc = s.get("time_control")
+        return MatchSpec(
+            match_id=claim.match_id,
+            game_id=s["game_id"],
+            seats=tuple(seats),
+            seed=seed,
+            time_control=TimeControl.from_dict(tc) if tc else None,
+            rated=bool(s.get("rated", False)),
+        )
+
+    def _announce(self, claim: Claim, spec: MatchSpec) -> None:
+        """Record where the match runs and tell each seated bot's session."""
+        pipe = self.r.pipeline(transaction=False)
+        pipe.hset(
+            keys.match(claim.match_id),
+            mapping={"status": "running", "worker": self.worker_id, "address": self.address,
+                     "started_at": f"{time.time():.6f}"},
+        )  # fmt: skip
+        for seat in spec.seats:
+            pipe.sadd(keys.bot_running(seat.bot_name), claim.match_id)
+            pipe.xadd(
+                keys.bot_events(seat.bot_name),
+                {"kind": "assigned", "match_id": claim.match_id, "game_id": spec.game_id, "seat": seat.seat,
+                 "address": self.address},
+                maxlen=BOT_EVENTS_MAXLEN,
+                approximate=True,
+            )  # fmt: skip
+        pipe.execute()
+
+    async def _run(self, claim: Claim) -> None:
+        mid = claim.match_id
+        mlog = self.log.bind(match_id=mid)
+        try:
+            spec = await self._redis("spec", self._spec, claim)
+            log_entries: list[tuple[str, str]] = await self._redis("events", self.store.events, mid)
+            lines = [line for _, line in log_entries]
+            if lines and json.loads(lines[-1])["type"] == "footer":
+                # The last worker finished the match but died before recording it.
+                result = result_from_lines(lines, spec.rated)
+                await self._complete(claim, result, lines, spec, mlog)
+                return
+            match = self.referee.start_match(spec, resume_from=lines or None)
+            if lines:
+                metrics.MATCHES_RESUMED.inc()
+                mlog.info("match resumed from its event log", ply=match.ply, lines=len(lines))
+            await self._redis("announce", self._announce, claim, spec)
+            logger = asyncio.create_task(self._record_events(match, len(lines)))
+            lease = asyncio.create_task(self._keep_lease(claim))
+            try:
+                outcome = await self.referee.tasks[mid]
+                await logger
+            except asyncio.CancelledError:
+                if mid in self.lost:
+                    mlog.warning("lease lost: another worker runs the match now")
+                    return
+                raise
+            finally:
+                lease.cancel()
+                logger.cancel()
+            metrics.MATCHES_FINISHED.labels(outcome.end_reason.value).inc()
+            await self._complete(claim, result_dict(outcome, spec.rated), match.lines, spec, mlog)
+        except Exception:
+            mlog.exception("match failed on this worker; its lease will run out and another worker resumes it")
+            raise
+
+    async def _complete(
+        self, claim: Claim, result: dict[str, Any], lines: Sequence[str], spec: MatchSpec, mlog: Any
+    ) -> None:
+        transcript = "\n".join(lines) + "\n"
+        bots = tuple(s.bot_name for s in spec.seats)
+        try:
+            recorded = await self._redis(
+                "complete",
+                lambda: self.queue.complete(claim, result, transcript=transcript, worker=self.worker_id, bots=bots),
+            )
+        except LeaseLostError:
+            metrics.LEASES_LOST.inc()
+            mlog.warning("result not recorded: another worker holds the match now")
+            return
+        mlog.info("result recorded" if recorded else "result was recorded already", end_reason=result["end_reason"])
+
+    async def _keep_lease(self, claim: Claim) -> None:
+        while True:
+            await asyncio.sleep(self.lease_ms / 3000)
+            if not await self._redis("renew", self.queue.renew, self.worker_id, claim):
+                metrics.LEASES_LOST.inc()
+                self.lost.add(claim.match_id)
+                task = self.referee.tasks.get(claim.match_id)
+                if task is not None:
+                    task.cancel()
+                return
+
+    async def _record_events(self, match: Match, skip: int) -> None:
+        """Append the match's transcript lines to its event log as they come, in batches."""
+        batch: list[str] = []
+        seen = 0
+        async for line in match.follow():
+            seen += 1
+            if seen <= skip:
+                continue
+            batch.append(line)
+            _count(line)
+            if seen < len(match.lines):
+                continue  # more lines are ready now: send them together
+            items = [(match.match_id, x) for x in batch]
+            await self._redis("events", self.store.append_events, items)
+            batch = []
+
+
+def _count(line: str) -> None:
+    """Metrics from one transcript line."""
+    event = json.loads(line)
+    kind = event["type"]
+    if kind == "ply":
+        think = event.get("think_ms")
+        if think is not None and not event.get("fallback"):
+            metrics.MOVE_LATENCY.observe(think / 1000)
+    elif kind == "strike":
+        metrics.TIMEOUTS.inc()
+    elif kind == "refusal":
+        metrics.REFUSALS.inc()
+    elif kind == "forfeit":
+        metrics.FORFEITS.labels(event.get("reason", "")).inc()
