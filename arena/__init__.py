@@ -1,1 +1,7 @@
-"""The arena's control plane: queue, registry, ladder, scheduler, transcripts and the ``arena`` CLI."""
+"""The arena's control plane, around the referee: the match service (``service``), the ladder
+(``ladder``), everything on one machine (``local``) and the ``arena`` command (``cli``).
+
+Shared by them: every Redis key (``keys``), the one Redis client factory (``redis_client``), the
+settings (``config``) and the Prometheus metrics (``metrics``). Dependencies point one way:
+``cli`` -> ``local`` -> ``ladder`` -> ``service`` -> the referee and the SDK -> the engines.
+"""

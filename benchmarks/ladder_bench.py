@@ -27,6 +27,7 @@ from arena import keys
 from arena.ladder.elo import Row
 from arena.ladder.store import Ladder, member
 from arena.local.redisproc import RedisProcess
+from referee.wire.values import MatchStatus
 
 
 def result(rng: random.Random, i: int, game_id: str, players: int, bots: int) -> dict[str, Any]:
@@ -44,7 +45,7 @@ def store_many(r: redis.Redis, results: Any, chunk: int = 5_000) -> int:
     n = 0
     with r.pipeline(transaction=False) as p:
         for res in results:
-            p.hset(keys.match(res["match_id"]), mapping={"result": json.dumps(res), "status": "finished"})
+            p.hset(keys.match(res["match_id"]), mapping={"result": json.dumps(res), "status": MatchStatus.FINISHED})
             p.xadd(keys.results(), {"match_id": res["match_id"]})
             n += 1
             if n % chunk == 0:

@@ -24,11 +24,12 @@ from typing import Any
 
 import grpc
 
+from referee.games import TimeControl
 from referee.logs import configure
-from referee.server import Referee, start_server, token_sha256
+from referee.server import Referee, start_server
 from referee.spec import MatchSpec, SeatSpec
-from referee.timecontrol import TimeControl
 from referee.wire import bot_pb2, bot_pb2_grpc
+from referee.wire.values import token_sha256
 
 TOKEN = "bench-token"
 

@@ -1,1 +1,7 @@
-"""The referee: rules engines (``referee.games``) and, in later issues, the match runner and gRPC server."""
+"""The referee: the rules engines (``referee.games``), the wire contract (``referee.wire``), and the
+match runner (``match``, with its clock ``timecontrol``, chance from the seed ``chance``, the
+timeout ``fallback`` and ``transcript``s) behind the gRPC server (``server``).
+
+The engines import nothing of the project; ``wire`` imports only the engines; the runner and server
+import both, and nothing of the SDK or the arena. The SDK uses ``games`` and ``wire`` only.
+"""

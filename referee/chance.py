@@ -10,9 +10,15 @@ outcome. Anyone with the seed and the engine can recompute every deal and roll.
 from __future__ import annotations
 
 import hashlib
+import secrets
 from collections.abc import Sequence
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from referee.wire.values import sha256_hex
+
+if TYPE_CHECKING:
+    from referee.games.core import State
 
 SCALE = 1 << 64
 
@@ -45,14 +51,19 @@ def pick_weighted(outcomes: Sequence[tuple[Any, int]], x: int) -> Any:
     raise ValueError("no chance outcomes")
 
 
-def sample(state: Any, seed: str, ply: int) -> Any:
-    """The chance outcome of ``state`` (a chance node) at ``ply`` of the match with ``seed``."""
-    weights = getattr(state, "chance_weights", None)
-    if weights is not None:
-        return pick_weighted(weights(), draw(seed, ply))
-    return pick(state.chance_outcomes_exact(), draw(seed, ply))
+def sample(state: State, seed: str, ply: int) -> Any:
+    """The chance outcome of ``state`` (a chance node) at ``ply`` of the match with ``seed``.
+
+    Drawn from the engine's integer ``chance_weights``: the outcome ``pick`` would choose from
+    ``chance_outcomes_exact`` (the same outcomes in the same order, probability = weight / total)."""
+    return pick_weighted(state.chance_weights(), draw(seed, ply))
+
+
+def new_seed() -> str:
+    """A fresh match seed: 128 random bits in hex, for a match requested without one."""
+    return secrets.token_hex(16)
 
 
 def seed_hash(seed: str) -> str:
-    """What the referee publishes at the start of a match: hex SHA-256 of the seed."""
-    return hashlib.sha256(seed.encode()).hexdigest()
+    """What the referee publishes at the start of a match (RULINGS A1): hex SHA-256 of the seed."""
+    return sha256_hex(seed)

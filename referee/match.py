@@ -8,8 +8,6 @@ the wait for the seat's answer (``asyncio.wait_for``) at the moment the budget r
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import json
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
@@ -20,9 +18,28 @@ import structlog
 
 from referee import chance, games
 from referee.fallback import fallback_action
-from referee.spec import EndReason, MatchResult, MatchSpec, SeatResult, SeatStatus
+from referee.spec import MatchSpec
 from referee.timecontrol import SeatClock
-from referee.transcript import ENGINE_VERSION, FORMAT, VERSION, dumps, final_ranks
+from referee.transcript import (
+    Disconnect,
+    Event,
+    Footer,
+    Forfeit,
+    Header,
+    Incident,
+    Ply,
+    Reconnect,
+    Refusal,
+    Resumed,
+    SeatInfo,
+    Strike,
+    TranscriptError,
+    Visitor,
+    final_ranks,
+    parse_lines,
+    walk,
+)
+from referee.wire.values import EndReason, MatchResult, RefusalCode, SeatResult, SeatStatus
 
 log = structlog.get_logger("referee.match")
 
@@ -39,9 +56,9 @@ class SeatChannel(Protocol):
 
 
 class RefusalError(Exception):
-    """An action the runner did not take; ``code`` is one of the RefusalCode names."""
+    """An action the runner did not take, and why."""
 
-    def __init__(self, code: str, reason: str, remaining_ms: int = 0) -> None:
+    def __init__(self, code: RefusalCode, reason: str, remaining_ms: int = 0) -> None:
         super().__init__(reason)
         self.code = code
         self.reason = reason
@@ -88,7 +105,7 @@ class Match:
             Seat(s.seat, s.bot_name, s.token_sha256, SeatClock.start(self.control))
             for s in sorted(spec.seats, key=lambda s: s.seat)
         ]
-        self.seed_sha256 = hashlib.sha256(spec.seed.encode()).hexdigest()
+        self.seed_sha256 = chance.seed_hash(spec.seed)
         self.state: Any = self.game.new_state()
         self.history: list[tuple[int, str]] = []  # (actor, action text) per ply
         self.lines: list[str] = []
@@ -121,7 +138,7 @@ class Match:
         if s.disconnect_timer is not None:
             s.disconnect_timer.cancel()
             s.disconnect_timer = None
-            self._event({"type": "reconnect", "ply": self.ply, "seat": seat})
+            self._event(Reconnect(ply=self.ply, seat=seat))
             self.log.info("seat reconnected", seat=seat, ply=self.ply)
         if not s.joined:
             s.joined = True
@@ -141,7 +158,7 @@ class Match:
         s.channel = None
         if self.result is not None or not self.lines or s.forfeited:
             return
-        self._event({"type": "disconnect", "ply": self.ply, "seat": seat})
+        self._event(Disconnect(ply=self.ply, seat=seat))
         self.log.warning("seat disconnected", seat=seat, ply=self.ply)
         s.disconnect_timer = asyncio.get_running_loop().create_task(self._disconnect_grace(seat))
 
@@ -159,27 +176,26 @@ class Match:
         """A bot's action. Returns (action, think_ms) when taken; raises RefusalError otherwise."""
         p = self.pending
         if self.result is not None:
-            raise RefusalError("STALE_TURN", "the match is over")
+            raise RefusalError(RefusalCode.STALE_TURN, "the match is over")
         if p is None or p.seat != seat or p.turn_id != turn_id or p.future.done():
-            raise RefusalError("STALE_TURN", f"turn {turn_id} is not seat {seat}'s current decision")
+            raise RefusalError(RefusalCode.STALE_TURN, f"turn {turn_id} is not seat {seat}'s current decision")
         now = self._clock()
         remaining = max(0, int((p.deadline - now) * 1000))
         try:
             action = self.state.parse_action(text)
         except games.ActionSyntaxError as e:
-            self._refused(seat, text, "SYNTAX", str(e))
-            raise RefusalError("SYNTAX", str(e), remaining) from None
+            self._refused(seat, text, RefusalCode.SYNTAX, str(e))
+            raise RefusalError(RefusalCode.SYNTAX, str(e), remaining) from None
         except games.IllegalActionError as e:
-            self._refused(seat, text, "ILLEGAL", str(e))
-            raise RefusalError("ILLEGAL", str(e), remaining) from None
+            self._refused(seat, text, RefusalCode.ILLEGAL, str(e))
+            raise RefusalError(RefusalCode.ILLEGAL, str(e), remaining) from None
         think_ms = (now - p.sent_at) * 1000
         p.future.set_result((action, think_ms))
         return action, int(think_ms)
 
-    def _refused(self, seat: int, text: str, code: str, reason: str) -> None:
+    def _refused(self, seat: int, text: str, code: RefusalCode, reason: str) -> None:
         self.seats[seat].refusals += 1
-        self._event({"type": "refusal", "ply": self.ply, "seat": seat, "action": text[:200], "code": code.lower(),
-                     "reason": reason})  # fmt: skip
+        self._event(Refusal(ply=self.ply, seat=seat, action=text[:200], code=code.value, reason=reason))
         self.log.info("action refused", seat=seat, ply=self.ply, code=code, reason=reason)
 
     # --------------------------------------------------------------- the match
@@ -193,34 +209,13 @@ class Match:
         grace period forfeit, as after any disconnection.
         """
         match = cls(spec, **kwargs)
-        for line in lines:
-            event = json.loads(line)
-            kind = event["type"]
-            if kind == "footer":
-                raise ValueError(f"match {spec.match_id} has already ended")
-            if kind == "header":
-                for seat_info in event["seats"]:
-                    match.seats[seat_info["seat"]].bot_version = seat_info.get("bot_version", "")
-            elif kind == "ply":
-                actor = event["actor"]
-                action = match.state.parse_action(event["action"])
-                match.state = match.state.apply(action)
-                match.history.append((actor, event["action"]))
-                if actor >= 0:
-                    clock = match.seats[actor].clock
-                    clock.moves += 1
-                    clock.bank_ms = float(event.get("bank_ms", clock.bank_ms))
-            elif kind == "strike":
-                match.seats[event["seat"]].strikes = event["strikes"]
-            elif kind == "refusal":
-                match.seats[event["seat"]].refusals += 1
-            elif kind == "forfeit":
-                match.seats[event["seat"]].forfeited = True
-            match.lines.append(line)
-        if not match.lines or json.loads(match.lines[0])["type"] != "header":
+        numbered = list(parse_lines(lines))  # TranscriptError (a ValueError) names a bad line
+        if not numbered or not isinstance(numbered[0][1], Header):
             raise ValueError("a transcript to resume from starts with its header")
+        match.state = walk(numbered, _Resume(match))
+        match.lines.extend(line for line in lines if line.strip())
         match.turn_id = 1_000_000 * (match.ply + 1)  # no collision with turn ids of the first worker
-        match._event({"type": "resumed", "ply": match.ply})
+        match._event(Resumed(ply=match.ply))
         return match
 
     async def run(self) -> MatchResult:
@@ -270,7 +265,7 @@ class Match:
         except TimeoutError:
             s.clock.miss()
             s.strikes += 1
-            self._event({"type": "strike", "ply": self.ply, "seat": seat, "strikes": s.strikes, "reason": "timeout"})
+            self._event(Strike(ply=self.ply, seat=seat, strikes=s.strikes, reason="timeout"))
             self.log.warning("deadline missed", seat=seat, ply=self.ply, strikes=s.strikes)
             if s.strikes >= MAX_STRIKES:
                 self._forfeit(seat, "strikes")
@@ -301,11 +296,12 @@ class Match:
 
     def _play(self, action: Any, actor: int, *, think_ms: float | None = None, fallback: bool = False) -> None:
         text = str(action)
-        event: dict[str, Any] = {"type": "ply", "ply": self.ply, "actor": actor, "action": text}
         if actor >= 0:
-            event["think_ms"] = None if think_ms is None else round(think_ms, 1)
-            event["bank_ms"] = int(self.seats[actor].clock.bank_ms)
-            event["fallback"] = fallback
+            ms = None if think_ms is None else round(think_ms, 1)
+            bank = int(self.seats[actor].clock.bank_ms)
+            event = Ply(ply=self.ply, actor=actor, action=text, think_ms=ms, bank_ms=bank, fallback=fallback)
+        else:
+            event = Ply(ply=self.ply, actor=actor, action=text)
         self.state = self.state.apply(action)
         self.history.append((actor, text))
         self._event(event)
@@ -315,33 +311,29 @@ class Match:
         if s.forfeited or self.result is not None:
             return
         s.forfeited = True
-        self._event({"type": "forfeit", "ply": self.ply, "seat": seat, "reason": reason})
+        self._event(Forfeit(ply=self.ply, seat=seat, reason=reason))
         self.log.warning("seat forfeited", seat=seat, ply=self.ply, reason=reason)
 
     # ------------------------------------------------------------- transcript
 
     def _header(self) -> None:
         self._event(
-            {
-                "type": "header",
-                "format": FORMAT,
-                "version": VERSION,
-                "match_id": self.match_id,
-                "game_id": self.spec.game_id,
-                "engine_version": ENGINE_VERSION,
-                "sdk_version": SDK_VERSION,
-                "rated": self.spec.rated,
-                "seats": [
-                    {"seat": i, "bot_name": s.bot_name, "bot_version": s.bot_version} for i, s in enumerate(self.seats)
-                ],
-                "time_control": self.control.to_dict(),
-                "seed_sha256": self.seed_sha256,
-                "started_at": _now(),
-            }
+            Header(
+                match_id=self.match_id,
+                game_id=self.spec.game_id,
+                sdk_version=SDK_VERSION,
+                rated=self.spec.rated,
+                seats=tuple(
+                    SeatInfo(seat=i, bot_name=s.bot_name, bot_version=s.bot_version) for i, s in enumerate(self.seats)
+                ),
+                time_control=self.control.to_dict(),
+                seed_sha256=self.seed_sha256,
+                started_at=_now(),
+            )
         )
 
-    def _event(self, event: dict[str, Any]) -> None:
-        self.lines.append(dumps(event))
+    def _event(self, event: Event) -> None:
+        self.lines.append(event.to_line())
         tick = self._tick
         if tick is not None:  # someone follows the match: wake them
             self._tick = None
@@ -370,11 +362,8 @@ class Match:
     def _finish(self, end: EndReason, detail: str = "") -> MatchResult:
         n = self.game.num_players
         forfeited = [i for i, s in enumerate(self.seats) if s.forfeited]
-        if self.state.is_terminal():
-            scores, game_ranks = self.state.scores(), self.state.ranks()
-        else:
-            scores = _scores_so_far(self.state, n)
-            game_ranks = [1] * n
+        scores = self.state.scores()  # before the end: the scores as the position stands
+        game_ranks = self.state.ranks() if self.state.is_terminal() else [1] * n
         ranks = final_ranks(game_ranks, forfeited) if end is not EndReason.ABORTED else [0] * n
         for s in self.seats:
             if s.disconnect_timer is not None:
@@ -402,18 +391,17 @@ class Match:
             detail=detail,
         )
         self._event(
-            {
-                "type": "footer",
-                "end_reason": end.value,
-                "plies": self.ply,
-                "scores": scores,
-                "game_ranks": game_ranks,
-                "ranks": ranks,
-                "forfeited": forfeited,
-                "seed": self.spec.seed,
-                "ended_at": _now(),
-                "detail": detail,
-            }
+            Footer(
+                end_reason=end.value,
+                plies=self.ply,
+                scores=tuple(scores),
+                game_ranks=tuple(game_ranks),
+                ranks=tuple(ranks),
+                forfeited=tuple(forfeited),
+                seed=self.spec.seed,
+                ended_at=_now(),
+                detail=detail,
+            )
         )
         for seat, s in enumerate(self.seats):
             if s.channel is not None:
@@ -428,10 +416,35 @@ class _ForfeitedError(Exception):
     """The seat forfeited (disconnection) while its turn was open."""
 
 
-def _scores_so_far(state: Any, n: int) -> list[int]:
-    if hasattr(state, "points"):
-        return list(state.points())
-    return [state.masters(c) for c in range(n)]
+class _Resume(Visitor):
+    """Restores a match from its transcript: versions, history, clocks, strikes, refusals, forfeits."""
+
+    def __init__(self, match: Match) -> None:
+        self.match = match
+
+    def header(self, header: Header, state: games.State) -> None:
+        if header.game_id != self.match.spec.game_id:
+            raise TranscriptError(f"the transcript is of {header.game_id}, the match of {self.match.spec.game_id}")
+        for s in header.seats:
+            self.match.seats[s.seat].bot_version = s.bot_version
+
+    def ply(self, ply: Ply, action: Any, before: games.State, after: games.State) -> None:
+        self.match.history.append((ply.actor, ply.action))
+        if ply.actor >= 0:
+            clock = self.match.seats[ply.actor].clock
+            clock.moves += 1
+            clock.bank_ms = float(ply.bank_ms)
+
+    def incident(self, event: Incident, state: games.State) -> None:
+        if isinstance(event, Strike):
+            self.match.seats[event.seat].strikes = event.strikes
+        elif isinstance(event, Refusal):
+            self.match.seats[event.seat].refusals += 1
+        elif isinstance(event, Forfeit):
+            self.match.seats[event.seat].forfeited = True
+
+    def footer(self, footer: Footer, state: games.State) -> None:
+        raise ValueError(f"match {self.match.match_id} has already ended")
 
 
 def _now() -> str:

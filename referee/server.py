@@ -5,46 +5,37 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import hashlib
 import itertools
 import json
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, NoReturn
+from typing import Any
 
 import grpc
 import structlog
-from grpc_health.v1 import health_pb2, health_pb2_grpc
-from grpc_health.v1._async import HealthServicer
-from grpc_reflection.v1alpha import reflection
 
 from referee import games
 from referee.match import SDK_VERSION, Match, RefusalError
-from referee.spec import EndReason, MatchResult, MatchSpec, SeatSpec, SeatStatus
-from referee.timecontrol import TimeControl, default_for
+from referee.spec import MatchSpec, SeatSpec
 from referee.wire import bot_pb2, bot_pb2_grpc, match_pb2, referee_pb2, referee_pb2_grpc
+from referee.wire.contract import (
+    MAX_MESSAGE_BYTES,
+    SERVER_OPTIONS,
+    abort,
+    bearer,
+    control_from_proto,
+    control_to_proto,
+    result_to_proto,
+    serve,
+    service_name,
+    to_proto_enum,
+)
+from referee.wire.values import MatchResult, RefusalCode, token_sha256
 
 log = structlog.get_logger("referee.server")
 
-MAX_MESSAGE_BYTES = 256 * 1024
 MAX_ACTION_CHARS = 200
 REFEREE_VERSION = SDK_VERSION
-
-
-def token_sha256(token: str) -> str:
-    return hashlib.sha256(token.encode()).hexdigest()
-
-
-async def abort(context: grpc.aio.ServicerContext, code: grpc.StatusCode, message: str) -> NoReturn:
-    await context.abort(code, message)
-    raise AssertionError("unreachable: abort raises")
-
-
-def bearer(context: grpc.aio.ServicerContext) -> str | None:
-    for key, value in context.invocation_metadata() or ():
-        if key == "authorization" and isinstance(value, str) and value.startswith("Bearer "):
-            return value[len("Bearer ") :].strip() or None
-    return None
 
 
 @dataclass(eq=False)
@@ -114,50 +105,6 @@ class Session:
 
 def history_records(match: Match, start: int) -> list[bot_pb2.PlyRecord]:
     return [bot_pb2.PlyRecord(ply=i, actor=a, action=t) for i, (a, t) in enumerate(match.history[start:], start)]
-
-
-def control_to_proto(tc: TimeControl) -> match_pb2.TimeControl:
-    return match_pb2.TimeControl(**tc.to_dict())
-
-
-def control_from_proto(tc: match_pb2.TimeControl, game_id: str) -> TimeControl | None:
-    values = {f.name: v for f, v in tc.ListFields()}
-    if not values:
-        return None
-    return default_for(game_id).with_overrides(**values)
-
-
-_END = {
-    EndReason.COMPLETED: match_pb2.END_REASON_COMPLETED,
-    EndReason.FORFEIT: match_pb2.END_REASON_FORFEIT,
-    EndReason.ABORTED: match_pb2.END_REASON_ABORTED,
-}
-_STATUS = {SeatStatus.ACTIVE: match_pb2.SEAT_STATUS_ACTIVE, SeatStatus.FORFEITED: match_pb2.SEAT_STATUS_FORFEITED}
-
-
-def result_to_proto(r: MatchResult) -> match_pb2.MatchResult:
-    return match_pb2.MatchResult(
-        match_id=r.match_id,
-        game_id=r.game_id,
-        end_reason=_END[r.end_reason],
-        seats=[
-            match_pb2.SeatResult(
-                seat=s.seat,
-                bot_name=s.bot_name,
-                bot_version=s.bot_version,
-                score=s.score,
-                rank=s.rank,
-                status=_STATUS[s.status],
-                strikes=s.strikes,
-                refusals=s.refusals,
-            )
-            for s in r.seats
-        ],
-        seed=r.seed,
-        seed_sha256=r.seed_sha256,
-        plies=r.plies,
-        detail=r.detail,
-    )
 
 
 def spec_from_proto(p: match_pb2.MatchSpec) -> MatchSpec:
@@ -276,28 +223,29 @@ class Referee:
     def submit(self, session: Session, action: bot_pb2.SubmitAction) -> bot_pb2.PlayResponse | None:
         """The refusal or acknowledgement to send back (None: taken, and the bot wants no acks)."""
 
-        def refused(code: str, reason: str, remaining_ms: int = 0) -> bot_pb2.PlayResponse:
+        def refused(code: RefusalCode, reason: str, remaining_ms: int = 0) -> bot_pb2.PlayResponse:
             return bot_pb2.PlayResponse(
                 refused=bot_pb2.ActionRefused(
                     match_id=action.match_id,
                     seat=action.seat,
                     turn_id=action.turn_id,
                     action=action.action[:MAX_ACTION_CHARS],
-                    code=getattr(bot_pb2, f"REFUSAL_CODE_{code}"),
+                    code=to_proto_enum(code),  # type: ignore[arg-type]
                     reason=reason,
                     remaining_ms=remaining_ms,
                 )
             )
 
         if not session.hello:
-            return refused("MALFORMED", "send Hello before any action")
+            return refused(RefusalCode.MALFORMED, "send Hello before any action")
         if len(action.action) > MAX_ACTION_CHARS:
-            return refused("MALFORMED", f"an action is at most {MAX_ACTION_CHARS} characters")
+            return refused(RefusalCode.MALFORMED, f"an action is at most {MAX_ACTION_CHARS} characters")
         match = self.matches.get(action.match_id)
         if match is None:
-            return refused("UNKNOWN_MATCH", f"no match {action.match_id!r} on this referee")
+            return refused(RefusalCode.UNKNOWN_MATCH, f"no match {action.match_id!r} on this referee")
         if (action.match_id, action.seat) not in session.seats:
-            return refused("PERMISSION_DENIED", f"seat {action.seat} of {action.match_id} is not your bot's seat")
+            reason = f"seat {action.seat} of {action.match_id} is not your bot's seat"
+            return refused(RefusalCode.PERMISSION_DENIED, reason)
         try:
             taken, think_ms = match.submit(action.seat, action.turn_id, action.action)
         except RefusalError as e:
@@ -410,40 +358,12 @@ class RefereeServicer(referee_pb2_grpc.RefereeServiceServicer):
             yield referee_pb2.WatchMatchResponse(result=result_to_proto(match.result))
 
 
-SERVER_OPTIONS = [
-    ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
-    ("grpc.max_send_message_length", 8 * 1024 * 1024),
-    ("grpc.keepalive_time_ms", 20_000),
-    ("grpc.keepalive_timeout_ms", 10_000),
-    ("grpc.http2.max_pings_without_data", 0),
-    ("grpc.keepalive_permit_without_calls", 1),
-]
-
-
-async def serve(server: grpc.aio.Server, services: Sequence[str], address: str) -> int:
-    """Start ``server`` (its servicers added) on ``address`` with gRPC health checking (every one of
-    ``services`` and the whole server SERVING) and reflection, so grpcurl and grpc_health_probe work.
-    Returns the port (``address`` with port 0: any free port)."""
-    health = HealthServicer()
-    health_pb2_grpc.add_HealthServicer_to_server(health, server)
-    names = (*services, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name, reflection.SERVICE_NAME)
-    reflection.enable_server_reflection(names, server)
-    port: int = server.add_insecure_port(address)
-    await server.start()
-    for name in ("", *services):
-        await health.set(name, health_pb2.HealthCheckResponse.SERVING)
-    return port
-
-
 async def start_server(referee: Referee, address: str = "127.0.0.1:0") -> tuple[grpc.aio.Server, int]:
     """Serve the referee on ``address`` (port 0: any free port). Returns the server and its port."""
     server = grpc.aio.server(options=SERVER_OPTIONS)
     bot_pb2_grpc.add_BotServiceServicer_to_server(BotServicer(referee), server)  # type: ignore[no-untyped-call]
     referee_pb2_grpc.add_RefereeServiceServicer_to_server(RefereeServicer(referee), server)  # type: ignore[no-untyped-call]
-    services = (
-        bot_pb2.DESCRIPTOR.services_by_name["BotService"].full_name,
-        referee_pb2.DESCRIPTOR.services_by_name["RefereeService"].full_name,
-    )
+    services = (service_name(bot_pb2, "BotService"), service_name(referee_pb2, "RefereeService"))
     port = await serve(server, services, address)
     log.info("referee serving", address=address, port=port)
     return server, port

@@ -1,4 +1,4 @@
-"""Time controls: per-game defaults and the referee-side clock of one seat.
+"""The referee-side clock of one seat, applying a match's ``TimeControl`` (a game fact, ``referee.games``).
 
 A seat's budget for a move is its limit (``first_move_ms`` for its first move of the match,
 ``move_ms`` after) plus whatever is left of its time bank, plus ``grace_ms`` of network margin
@@ -8,41 +8,9 @@ still silent at the deadline gets a strike, its bank is emptied and the fallback
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, replace
-from typing import Any
+from dataclasses import dataclass
 
-
-@dataclass(frozen=True, slots=True)
-class TimeControl:
-    first_move_ms: int
-    move_ms: int
-    bank_ms: int
-    grace_ms: int = 200
-    disconnect_grace_ms: int = 10_000
-    join_timeout_ms: int = 30_000
-
-    def with_overrides(self, **changes: int) -> TimeControl:
-        return replace(self, **{k: v for k, v in changes.items() if v is not None})
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> TimeControl:
-        return cls(**{k: int(v) for k, v in data.items() if k in cls.__dataclass_fields__})
-
-
-DEFAULTS: dict[str, TimeControl] = {
-    # Short decisions, many of them: a game is ~70 player decisions per seat.
-    "shanghaien": TimeControl(first_move_ms=5_000, move_ms=1_000, bank_ms=10_000),
-    # Larger branching (hundreds of recruits), ~35-60 decisions per seat.
-    "shangrila-3p": TimeControl(first_move_ms=10_000, move_ms=2_000, bank_ms=20_000),
-    "shangrila-4p": TimeControl(first_move_ms=10_000, move_ms=2_000, bank_ms=20_000),
-}
-
-
-def default_for(game_id: str) -> TimeControl:
-    return DEFAULTS[game_id]
+from referee.games import TimeControl
 
 
 @dataclass(slots=True)

@@ -18,6 +18,7 @@ import grpc
 import structlog
 
 from referee.wire import arena_pb2, arena_pb2_grpc
+from referee.wire.contract import bearer_metadata
 from sdk.bot import Bot, MatchOutcome
 from sdk.client import SDK_VERSION, AuthenticationError, BotClient
 
@@ -87,7 +88,7 @@ class ArenaBotRunner:
             stub = arena_pb2_grpc.ArenaServiceStub(channel)  # type: ignore[no-untyped-call]
             call = stub.OpenSession(
                 arena_pb2.OpenSessionRequest(bot_version=self.bot.version, sdk_version=SDK_VERSION),
-                metadata=(("authorization", f"Bearer {self.token}"),),
+                metadata=bearer_metadata(self.token),
             )
             try:
                 async for event in call:

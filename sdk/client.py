@@ -14,24 +14,27 @@ import random
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import grpc
 import structlog
 
 from referee import games
-from referee.wire import bot_pb2, bot_pb2_grpc, match_pb2
+from referee.wire import bot_pb2, bot_pb2_grpc
+from referee.wire.contract import bearer_metadata, from_proto_enum, to_proto_enum
+from referee.wire.values import EndReason, RefusalCode, SeatStatus
 from sdk.bot import Bot, MatchInfo, MatchOutcome, Refusal, SeatOutcome, Turn
 
 log = structlog.get_logger("sdk.client")
 
 SDK_VERSION = "0.1.0"
 MAX_RETRIES_PER_TURN = 5
-_END_REASONS = {
-    match_pb2.END_REASON_COMPLETED: "completed",
-    match_pb2.END_REASON_FORFEIT: "forfeit",
-    match_pb2.END_REASON_ABORTED: "aborted",
-}
+
+
+FORFEITED: Final = to_proto_enum(SeatStatus.FORFEITED)
+
+_NOT_RETRIED = {RefusalCode.STALE_TURN, RefusalCode.PERMISSION_DENIED, RefusalCode.UNKNOWN_MATCH}
+"""Refusals a new answer cannot mend: the turn is gone or was never the bot's."""
 
 
 class AuthenticationError(Exception):
@@ -150,7 +153,7 @@ class BotClient:
 
         async with grpc.aio.insecure_channel(self.target) as channel:
             stub = bot_pb2_grpc.BotServiceStub(channel)  # type: ignore[no-untyped-call]
-            call = stub.Play(requests(), metadata=(("authorization", f"Bearer {self.token}"),))
+            call = stub.Play(requests(), metadata=bearer_metadata(self.token))
             try:
                 async for message in call:
                     self._handle(message)
@@ -241,12 +244,12 @@ class BotClient:
         )
 
     def _refused(self, r: bot_pb2.ActionRefused) -> None:
-        code = bot_pb2.RefusalCode.Name(r.code).removeprefix("REFUSAL_CODE_").lower()
+        code = str(from_proto_enum(RefusalCode, r.code) or "unspecified")
         self.log.warning(
             "action refused", match_id=r.match_id, seat=r.seat, action=r.action, code=code, reason=r.reason
         )
         match = self.matches.get(f"{r.match_id}/{r.seat}")
-        if match is None or match.current is None or code in ("stale_turn", "permission_denied", "unknown_match"):
+        if match is None or match.current is None or code in _NOT_RETRIED:
             return
         if match.retries >= MAX_RETRIES_PER_TURN:
             return
@@ -265,9 +268,9 @@ class BotClient:
                 match_id=r.match_id,
                 game_id=r.game_id,
                 seat=match.info.seat,
-                end_reason=_END_REASONS.get(r.end_reason, "unspecified"),
+                end_reason=str(from_proto_enum(EndReason, r.end_reason) or "unspecified"),
                 seats=tuple(
-                    SeatOutcome(s.seat, s.bot_name, s.score, s.rank, s.status == match_pb2.SEAT_STATUS_FORFEITED)
+                    SeatOutcome(s.seat, s.bot_name, s.score, s.rank, s.status == FORFEITED)
                     for s in r.seats
                 ),
                 seed=r.seed,

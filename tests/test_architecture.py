@@ -1,5 +1,17 @@
-"""Dependencies point one way: engines import nothing of the referee, SDK, arena, gRPC, Redis,
-clocks or global randomness; the SDK never imports the arena; the referee never imports Redis."""
+"""Dependencies point one way, checked on every import statement (including those inside functions):
+
+    arena.cli -> arena.local -> arena.ladder -> arena.service -> referee (runner, server) and sdk
+    referee runner/server -> referee.wire -> referee.games (the engines) <- sdk
+
+- the engines import nothing of the project, nor gRPC, Redis, clocks or global randomness;
+- the wire contract imports only the engines;
+- the referee imports nothing of the arena or the SDK;
+- the SDK imports nothing of the arena, and of the referee only the engines and the wire contract;
+- the match service imports nothing of the ladder, the local arena or the CLI;
+- the ladder imports nothing of the gateway, the worker, the local arena or the CLI;
+- nothing imports the CLI but its entry point (``arena.cli.main``), and the command modules share
+  only ``arena.cli.common``.
+"""
 
 from __future__ import annotations
 
@@ -17,36 +29,108 @@ def imported_modules(path: Path) -> set[str]:
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             names.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+        elif isinstance(node, ast.ImportFrom):
+            assert node.level == 0, f"{path}: relative import (use absolute imports)"
+            assert node.module is not None
             names.add(node.module)
+            names.update(f"{node.module}.{alias.name}" for alias in node.names)  # ``from arena import keys``
     return names
 
 
 def files(package: str) -> list[Path]:
-    return sorted((ROOT / package).rglob("*.py"))
+    return sorted(p for p in (ROOT / package).rglob("*.py") if "_generated" not in p.parts)
+
+
+def ids(p: Path) -> str:
+    return str(p.relative_to(ROOT))
 
 
 def top(name: str) -> str:
     return name.split(".", maxsplit=1)[0]
 
 
+def within(name: str, *packages: str) -> bool:
+    return any(name == p or name.startswith(p + ".") for p in packages)
+
+
+def project(path: Path) -> set[str]:
+    """The project modules (and names) a file imports."""
+    return {m for m in imported_modules(path) if top(m) in {"arena", "referee", "sdk"}}
+
+
 ENGINE_FORBIDDEN = {"arena", "sdk", "grpc", "redis", "structlog", "random", "time", "datetime", "asyncio",
                     "threading", "socket", "secrets", "uuid"}  # fmt: skip
 
 
-@pytest.mark.parametrize("path", files("referee/games"), ids=lambda p: str(p.relative_to(ROOT)))
+@pytest.mark.parametrize("path", files("referee/games"), ids=ids)
 def test_engines_are_pure(path: Path) -> None:
     modules = imported_modules(path)
     bad = {m for m in modules if top(m) in ENGINE_FORBIDDEN}
-    bad |= {m for m in modules if m.startswith("referee.") and not m.startswith("referee.games")}
+    bad |= {m for m in modules if top(m) == "referee" and not within(m, "referee.games")}
     assert not bad, f"{path.name} imports {sorted(bad)}"
 
 
-@pytest.mark.parametrize("path", files("sdk"), ids=lambda p: str(p.relative_to(ROOT)))
-def test_sdk_does_not_use_the_control_plane(path: Path) -> None:
-    assert not {m for m in imported_modules(path) if top(m) in {"arena", "redis"}}
+@pytest.mark.parametrize("path", files("referee/wire"), ids=ids)
+def test_the_wire_contract_uses_only_the_engines(path: Path) -> None:
+    bad = {m for m in project(path) if m != "referee" and not within(m, "referee.games", "referee.wire")}
+    assert not bad, f"{path.name} imports {sorted(bad)}"
 
 
-@pytest.mark.parametrize("path", files("referee"), ids=lambda p: str(p.relative_to(ROOT)))
-def test_referee_knows_nothing_of_redis_or_the_arena(path: Path) -> None:
-    assert not {m for m in imported_modules(path) if top(m) in {"arena", "redis"}}
+@pytest.mark.parametrize("path", files("referee"), ids=ids)
+def test_referee_knows_nothing_of_the_arena_the_sdk_or_redis(path: Path) -> None:
+    assert not {m for m in imported_modules(path) if top(m) in {"arena", "sdk", "redis"}}
+
+
+@pytest.mark.parametrize("path", files("sdk"), ids=ids)
+def test_sdk_uses_only_the_engines_and_the_wire_contract(path: Path) -> None:
+    modules = imported_modules(path)
+    bad = {m for m in modules if top(m) in {"arena", "redis"}}
+    referee = {m for m in modules if top(m) == "referee" and m != "referee"}
+    bad |= {m for m in referee if not within(m, "referee.games", "referee.wire")}
+    assert not bad, f"{path.name} imports {sorted(bad)}"
+
+
+@pytest.mark.parametrize("path", files("arena/service"), ids=ids)
+def test_the_match_service_knows_nothing_of_the_ladder_or_the_cli(path: Path) -> None:
+    bad = {m for m in project(path) if within(m, "arena.ladder", "arena.local", "arena.cli")}
+    assert not bad, f"{path.name} imports {sorted(bad)}"
+
+
+@pytest.mark.parametrize("path", files("arena/ladder"), ids=ids)
+def test_the_ladder_knows_nothing_of_the_gateway_or_the_worker(path: Path) -> None:
+    bad = {m for m in project(path)
+           if within(m, "arena.service.gateway", "arena.service.worker", "arena.local", "arena.cli")}  # fmt: skip
+    assert not bad, f"{path.name} imports {sorted(bad)}"
+
+
+NOT_CLI = [p for p in files("arena") + files("referee") + files("sdk") if "cli" not in p.relative_to(ROOT).parts]
+
+
+@pytest.mark.parametrize("path", NOT_CLI, ids=ids)
+def test_nothing_imports_the_cli(path: Path) -> None:
+    assert not {m for m in project(path) if within(m, "arena.cli")}, f"{path.name} imports the CLI"
+
+
+@pytest.mark.parametrize("path", files("arena/cli"), ids=ids)
+def test_cli_command_modules_share_only_common(path: Path) -> None:
+    if path.name in ("main.py", "__main__.py"):
+        return  # the entry point imports every command module
+    used = {m for m in project(path) if within(m, "arena.cli")}
+    assert used <= {"arena.cli.common"} | {f"arena.cli.common.{n}" for n in dir_common()}, (
+        f"{path.name} imports {sorted(used)}"
+    )
+
+
+def dir_common() -> set[str]:
+    tree = ast.parse((ROOT / "arena" / "cli" / "common.py").read_text(encoding="utf-8"))
+    names = {n.name for n in tree.body if isinstance(n, ast.FunctionDef | ast.ClassDef)}
+    names |= {t.id for n in tree.body if isinstance(n, ast.Assign | ast.AnnAssign)
+              for t in (n.targets if isinstance(n, ast.Assign) else [n.target]) if isinstance(t, ast.Name)}  # fmt: skip
+    return names
+
+
+def test_the_checks_see_every_layer() -> None:
+    """A moved folder must not make these tests pass vacuously."""
+    for package in ("referee/games", "referee/wire", "sdk", "arena/service", "arena/ladder", "arena/cli"):
+        assert files(package), package
+    assert "arena.cli.common" in imported_modules(ROOT / "arena" / "cli" / "bots.py")

@@ -247,3 +247,23 @@ async def _grpc_roundtrip(redis_url: str) -> None:
             assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
     finally:
         await server.stop(None)
+
+
+def test_a_seeded_ladder_runner_derives_each_match_seed_and_its_pairings_from_the_seed(redis_url: str) -> None:
+    """``arena local --seed S``: match n queued by the ladder has seed ``S:n``; the scheduler's chance too."""
+    from arena.ladder.runner import LadderRunner
+    from arena.ladder.scheduler import Pairing
+    from arena.service.registry import Registry
+    from referee.chance import seed_hash
+
+    r = client(redis_url)
+    for name in ("ann", "bea"):
+        Registry(r).register(name, "me", ["shanghaien"])
+    runner = LadderRunner(redis_url, seed="S")
+    for n in (1, 2):
+        runner._enqueue(Pairing(f"lm{n}", "shanghaien", ("ann", "bea"), rated=True))
+        assert r.get(keys.match_seed(f"lm{n}")) == f"S:{n}".encode()
+        assert runner.store.describe(f"lm{n}").seed_sha256 == seed_hash(f"S:{n}")  # type: ignore[union-attr]
+    draws = [LadderRunner(redis_url, seed="S").scheduler.rng.random() for _ in range(2)]
+    assert draws[0] == draws[1]
+    r.close()

@@ -79,7 +79,7 @@ def test_an_owner_sees_why_the_ladder_paused_their_bot(redis_url: str, tmp_path:
             await register(admin, "ace", "bob")
             client = redis.Redis.from_url(redis_url)
             client.hset("arena:bot:ace", "version", "1.2")
-            scheduler = Scheduler(_NoBots(), lambda g: {}, lambda m, s: None, store=client)
+            scheduler = Scheduler(_NoBots(), lambda g: {}, lambda p: None, store=client)
             for i in range(3):
                 seats = [{"seat": 0, "bot_name": "ace", "bot_version": "1.2", "rank": 2, "status": "forfeited"},
                          {"seat": 1, "bot_name": "bob", "bot_version": "", "rank": 1, "status": "active"}]  # fmt: skip

@@ -11,7 +11,7 @@ import pytest
 
 from arena.cli.main import main
 from arena.local.play import Player, elo_difference, play
-from referee.spec import EndReason
+from referee.wire.values import EndReason
 
 
 @pytest.mark.parametrize(("game_id", "n"), [("shanghaien", 2), ("shangrila-3p", 3)])

@@ -10,28 +10,40 @@ import pytest
 import redis
 
 from arena.local.redisproc import RedisProcess
-from arena.service.queue import DuplicateMatchError, MatchQueue, Priority
+from arena.service.queue import DuplicateMatchError, MatchQueue, Priority, QueuedMatch
+from referee import games
 
 
 def queue(url: str, lease_ms: int = 15_000) -> MatchQueue:
     return MatchQueue(redis.Redis.from_url(url, socket_timeout=None), lease_ms=lease_ms)
 
 
+def match(match_id: str, game_id: str = "shanghaien", rated: bool = False) -> QueuedMatch:
+    game = games.get(game_id)
+    names = tuple(f"bot{i}" for i in range(game.num_players))
+    return QueuedMatch(match_id, game_id, names, game.time_control, "0" * 64, rated=rated)
+
+
+def test_a_queued_match_round_trips_through_json() -> None:
+    m = match("m1", "shangrila-4p", rated=True)
+    assert QueuedMatch.from_json(m.to_json()) == m
+
+
 def test_enqueue_is_idempotent_by_match_id(redis_url: str) -> None:
     q = queue(redis_url)
-    q.enqueue("m1", {"game_id": "shanghaien"})
+    q.enqueue(match("m1", "shanghaien"))
     with pytest.raises(DuplicateMatchError):
-        q.enqueue("m1", {"game_id": "shangrila-4p"})
+        q.enqueue(match("m1", "shangrila-4p"))
     assert q.depth() == {"requested": 1, "ladder": 0}
-    assert q.status("m1")["spec"] == '{"game_id": "shanghaien"}'  # the first spec stands
+    assert QueuedMatch.from_json(q.status("m1")["spec"]).game_id == "shanghaien"  # the first request stands
 
 
 def test_requested_matches_come_before_ladder_matches_in_order(redis_url: str) -> None:
     q = queue(redis_url)
-    q.enqueue("l1", {}, Priority.LADDER)
-    q.enqueue("r1", {}, Priority.REQUESTED)
-    q.enqueue("l2", {}, Priority.LADDER)
-    q.enqueue("r2", {}, Priority.REQUESTED)
+    q.enqueue(match("l1"), Priority.LADDER)
+    q.enqueue(match("r1"), Priority.REQUESTED)
+    q.enqueue(match("l2"), Priority.LADDER)
+    q.enqueue(match("r2"), Priority.REQUESTED)
     order = []
     while (claim := q.claim("w1")) is not None:
         order.append(claim.match_id)
@@ -48,13 +60,13 @@ def test_blocking_claim_returns_when_work_arrives_or_times_out(redis_url: str) -
 
 def test_an_expired_lease_is_taken_over_and_the_result_counts_once(redis_url: str) -> None:
     q = queue(redis_url, lease_ms=100)
-    q.enqueue("m1", {"x": 1})
+    q.enqueue(match("m1", "shangrila-3p"))
     dead = q.claim("dead-worker")
     assert dead is not None
     assert q.reclaim("w2") == []  # the lease still runs
     time.sleep(0.15)
     taken = q.reclaim("w2")
-    assert [c.match_id for c in taken] == ["m1"] and taken[0].spec == {"x": 1}
+    assert [c.match_id for c in taken] == ["m1"] and taken[0].match == match("m1", "shangrila-3p")
     assert not q.renew("dead-worker", dead)  # the old owner learns it lost the lease
     assert q.complete(taken[0], {"ranks": [1, 2]})
     assert not q.complete(dead, {"ranks": [2, 1]})  # a late second delivery changes nothing
@@ -67,7 +79,7 @@ def test_an_expired_lease_is_taken_over_and_the_result_counts_once(redis_url: st
 
 def test_renewing_keeps_the_lease(redis_url: str) -> None:
     q = queue(redis_url, lease_ms=150)
-    q.enqueue("m1", {})
+    q.enqueue(match("m1"))
     claim = q.claim("w1")
     assert claim is not None
     for _ in range(3):
@@ -80,8 +92,8 @@ def test_queued_matches_and_results_survive_a_redis_restart(tmp_path: Path) -> N
     server = RedisProcess(tmp_path / "data").start()
     try:
         q = queue(server.url)
-        q.enqueue("a", {"n": 1})
-        q.enqueue("b", {"n": 2}, Priority.LADDER)
+        q.enqueue(match("a"))
+        q.enqueue(match("b"), Priority.LADDER)
         claim = q.claim("w1")
         assert claim is not None and q.complete(claim, {"ok": True})
         time.sleep(1.2)  # appendfsync everysec
@@ -92,6 +104,6 @@ def test_queued_matches_and_results_survive_a_redis_restart(tmp_path: Path) -> N
         left = q2.claim("w2")
         assert left is not None and left.match_id == "b"
         with pytest.raises(DuplicateMatchError):
-            q2.enqueue("a", {})
+            q2.enqueue(match("a"))
     finally:
         server.stop()

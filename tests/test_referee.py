@@ -16,10 +16,11 @@ import grpc
 import pytest
 
 from referee import games, transcript
-from referee.server import Referee, start_server, token_sha256
-from referee.spec import EndReason, MatchResult, MatchSpec, SeatSpec, SeatStatus
-from referee.timecontrol import TimeControl
+from referee.games import TimeControl
+from referee.server import Referee, start_server
+from referee.spec import MatchSpec, SeatSpec
 from referee.wire import bot_pb2, bot_pb2_grpc, match_pb2, referee_pb2, referee_pb2_grpc
+from referee.wire.values import EndReason, MatchResult, SeatStatus, token_sha256
 from sdk.bot import Bot, Turn
 from sdk.client import AuthenticationError, BotClient
 

@@ -10,7 +10,8 @@ import pytest
 import redis
 
 from arena import config
-from arena.service.registry import DuplicateBotError, Registry, RegistryError, UnknownBotError, sha256
+from arena.service.registry import DuplicateBotError, Registry, RegistryError, UnknownBotError
+from referee.wire.values import token_sha256
 
 
 def test_tokens_are_shown_once_and_only_their_hashes_are_stored(redis_url: str) -> None:
@@ -21,7 +22,7 @@ def test_tokens_are_shown_once_and_only_their_hashes_are_stored(redis_url: str) 
     assert token.startswith("arena_") and len(token) > 40
     read: dict[Any, Any] = {b"string": r.get, b"hash": r.hgetall, b"set": r.smembers}
     dump = repr([(k, read[r.type(k)](k)) for k in r.keys("*")]).encode()  # every key and value
-    assert token.encode() not in dump and sha256(token).encode() in dump
+    assert token.encode() not in dump and token_sha256(token).encode() in dump
     assert reg.authenticate(token) == reg.get("alpha")
     assert reg.authenticate("arena_guess") is None and reg.authenticate(None) is None
 

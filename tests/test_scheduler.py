@@ -13,7 +13,7 @@ import redis
 
 from arena.ladder import elo
 from arena.ladder.elo import BotKey, Table
-from arena.ladder.scheduler import BotInfo, Scheduler, SchedulerConfig
+from arena.ladder.scheduler import BotInfo, Pairing, Scheduler, SchedulerConfig
 
 
 @dataclass
@@ -25,8 +25,8 @@ class World:
     max_concurrent: int = 2
     online: dict[str, bool] = field(default_factory=dict)
     now: float = 1_000.0
-    queued: list[dict[str, Any]] = field(default_factory=list)
-    running: list[dict[str, Any]] = field(default_factory=list)
+    queued: list[Pairing] = field(default_factory=list)
+    running: list[Pairing] = field(default_factory=list)
     table: Table = field(default_factory=Table)
     played: Counter[str] = field(default_factory=Counter)
     last: dict[str, float] = field(default_factory=dict)
@@ -34,7 +34,7 @@ class World:
     seat0: Counter[str] = field(default_factory=Counter)
 
     def bots(self) -> list[BotInfo]:
-        busy = Counter(s["bot_name"] for m in self.running for s in m["seats"])
+        busy = Counter(name for m in self.running for name in m.bot_names)
         return [BotInfo(n, "1", (self.game_id,), online=self.online.get(n, True), running=busy[n],
                         max_concurrent=self.max_concurrent, last_played=self.last.get(n, 0.0),
                         games_played=self.played[n]) for n in self.strength]  # fmt: skip
@@ -42,16 +42,16 @@ class World:
     def ratings(self, game_id: str) -> dict[BotKey, float]:
         return {k: r.rating for k, r in self.table.rows.get(game_id, {}).items()}
 
-    def enqueue(self, match_id: str, spec: dict[str, Any]) -> None:
-        ratings = self.ratings(spec["game_id"])
-        r = [ratings.get((s["bot_name"], "1"), elo.INITIAL_RATING) for s in spec["seats"]]
+    def enqueue(self, spec: Pairing) -> None:
+        ratings = self.ratings(spec.game_id)
+        r = [ratings.get((name, "1"), elo.INITIAL_RATING) for name in spec.bot_names]
         self.gaps.append(max(r) - min(r))
-        self.seat0[spec["seats"][0]["bot_name"]] += 1
+        self.seat0[spec.bot_names[0]] += 1
         self.queued.append(spec)
 
-    def play(self, spec: dict[str, Any], rng: random.Random) -> dict[str, Any]:
+    def play(self, spec: Pairing, rng: random.Random) -> dict[str, Any]:
         """Places from noisy performances (Thurstone-like: pairwise win chances close to Elo's)."""
-        names = [s["bot_name"] for s in spec["seats"]]
+        names = list(spec.bot_names)
         perf = [self.strength[n] + rng.gauss(0, 200 * 2**0.5 * 0.9) for n in names]
         order = sorted(range(len(names)), key=lambda i: -perf[i])
         rank = {seat: place + 1 for place, seat in enumerate(order)}
@@ -61,7 +61,7 @@ class World:
         for n in names:
             self.played[n] += 1
             self.last[n] = self.now
-        return {"match_id": spec["match_id"], "game_id": spec["game_id"], "end_reason": "completed",
+        return {"match_id": spec.match_id, "game_id": spec.game_id, "end_reason": "completed",
                 "rated": True, "finished_at": self.now, "seats": seats, "plies": 1, "seed": "", "seed_sha256": "",
                 "detail": ""}  # fmt: skip
 
@@ -76,7 +76,7 @@ def season(world: World, matches: int, seed: int = 7) -> Scheduler:
         while world.queued and len(world.running) < 8:  # 8 workers
             spec = world.queued.pop(0)
             world.running.append(spec)
-            sched.on_started(spec["match_id"])
+            sched.on_started(spec.match_id)
         spec = world.running.pop(rng.randrange(len(world.running)))
         result = world.play(spec, rng)
         world.table.apply(result)
@@ -120,7 +120,7 @@ def test_a_simulated_season_balances_games_pairs_near_ratings_and_finds_the_true
     by_strength = sorted(names, key=lambda n: -strength[n])
     assert all(abs(by_rating.index(n) - by_strength.index(n)) <= 2 for n in names)
     assert all(0.4 <= world.seat0[n] / world.played[n] <= 0.6 for n in names), world.seat0
-    assert not sched.outstanding or all(m in {s["match_id"] for s in world.running + world.queued}
+    assert not sched.outstanding or all(m in {s.match_id for s in world.running + world.queued}
                                         for m in sched.outstanding)  # fmt: skip
 
 
@@ -129,9 +129,9 @@ def test_four_player_seats_rotate_evenly() -> None:
     seats: Counter[tuple[str, int]] = Counter()
     original = world.enqueue
 
-    def enqueue(match_id: str, spec: dict[str, Any]) -> None:
-        seats.update((s["bot_name"], s["seat"]) for s in spec["seats"])
-        original(match_id, spec)
+    def enqueue(spec: Pairing) -> None:
+        seats.update((name, seat) for seat, name in enumerate(spec.bot_names))
+        original(spec)
 
     world.enqueue = enqueue  # type: ignore[method-assign]
     season(world, 400)
@@ -144,17 +144,17 @@ def test_concurrency_limit_and_match_rate() -> None:
     now = [0.0]
     bots = [BotInfo("a", "1", ("shanghaien",), max_concurrent=1), BotInfo("b", "1", ("shanghaien",), max_concurrent=1),
             BotInfo("c", "1", ("shanghaien",), max_concurrent=1, running=1)]  # fmt: skip
-    queued: list[dict[str, Any]] = []
+    queued: list[Pairing] = []
 
     class Source:
         def bots(self) -> list[BotInfo]:
             return bots
 
     cfg = SchedulerConfig(games=("shanghaien",), queue_depth=10, max_rate=1.0, burst=5)
-    s = Scheduler(Source(), lambda g: {}, lambda m, spec: queued.append(spec), cfg, clock=lambda: now[0])
+    s = Scheduler(Source(), lambda g: {}, queued.append, cfg, clock=lambda: now[0])
     assert len(s.tick(0)) == 1  # a and b once; c is busy; nobody twice
-    assert {x["bot_name"] for x in queued[0]["seats"]} == {"a", "b"}
-    s.on_result({"match_id": queued[0]["match_id"], "end_reason": "completed", "seats": []})
+    assert set(queued[0].bot_names) == {"a", "b"}
+    s.on_result({"match_id": queued[0].match_id, "end_reason": "completed", "seats": []})
     bots = [BotInfo(n, "1", ("shanghaien",), max_concurrent=10) for n in "abc"]
     assert len(s.tick(0)) == 4  # the bucket had 5 tokens, one is spent
     assert s.tick(0) == []
@@ -175,7 +175,7 @@ def forfeit_result(match_id: str, bot: str, forfeited: bool, end_reason: str = "
 def test_a_bot_that_keeps_forfeiting_is_paused_until_it_passes_validation(with_redis: bool, request: Any) -> None:
     store = redis.Redis.from_url(request.getfixturevalue("redis_url")) if with_redis else None
     bots = [BotInfo(n, "1", ("shanghaien",), max_concurrent=5) for n in ("flaky", "random", "other")]
-    queued: list[dict[str, Any]] = []
+    queued: list[Pairing] = []
 
     class Source:
         def bots(self) -> list[BotInfo]:
@@ -183,7 +183,7 @@ def test_a_bot_that_keeps_forfeiting_is_paused_until_it_passes_validation(with_r
 
     def make() -> Scheduler:
         cfg = SchedulerConfig(games=("shanghaien",), queue_depth=1, burst=100, forfeit_limit=3)
-        return Scheduler(Source(), lambda g: {}, lambda m, spec: queued.append(spec), cfg, store=store)
+        return Scheduler(Source(), lambda g: {}, queued.append, cfg, store=store)
 
     s = make()
     s.on_result(forfeit_result("m1", "flaky", True))
@@ -198,21 +198,21 @@ def test_a_bot_that_keeps_forfeiting_is_paused_until_it_passes_validation(with_r
         s = make()  # a restarted scheduler remembers
         assert s.paused(("flaky", "1")) == reason
     s.tick(0)
-    assert all("flaky" not in {x["bot_name"] for x in q["seats"]} for q in queued)
+    assert all("flaky" not in set(q.bot_names) for q in queued)
 
     queued.clear()
     spec = s.on_reconnect(bots[0])
-    assert spec is not None and queued == [spec] and spec["rated"] is False
-    assert sorted(x["bot_name"] for x in spec["seats"]) == ["flaky", "random"]
+    assert spec is not None and queued == [spec] and spec.rated is False
+    assert sorted(spec.bot_names) == ["flaky", "random"]
     assert "validation match" in (s.paused(("flaky", "1")) or "")
     assert s.on_reconnect(bots[0]) is None  # one validation at a time
 
-    s.on_result(forfeit_result(spec["match_id"], "flaky", True))  # fails: paused again
+    s.on_result(forfeit_result(spec.match_id, "flaky", True))  # fails: paused again
     assert "failed" in (s.paused(("flaky", "1")) or "")
     spec = s.on_reconnect(bots[0])
     assert spec is not None
-    s.on_result(forfeit_result(spec["match_id"], "flaky", False))  # passes (losing to random is allowed)
+    s.on_result(forfeit_result(spec.match_id, "flaky", False))  # passes (losing to random is allowed)
     assert s.paused(("flaky", "1")) is None
     queued.clear()
     s.tick(0)
-    assert any("flaky" in {x["bot_name"] for x in q["seats"]} for q in queued)
+    assert any("flaky" in set(q.bot_names) for q in queued)

@@ -130,7 +130,7 @@ def cmd_ladder_run(args: argparse.Namespace) -> int:
     async def main(stop: asyncio.Event) -> None:
         import grpc
 
-        from referee.server import serve
+        from referee.wire.contract import serve
 
         server = grpc.aio.server()
         add_to_server(runner.ladder, server)

@@ -48,6 +48,7 @@ async def run_local(args: argparse.Namespace) -> int:
     from arena.redis_client import connect
     from arena.service.client import ArenaClient, ArenaError
     from referee import transcript as transcripts
+    from referee.wire.values import MatchStatus
 
     data = Path(args.data).resolve()
     game_ids = tuple(args.game or ["shanghaien", "shangrila-3p"])
@@ -79,7 +80,7 @@ async def run_local(args: argparse.Namespace) -> int:
             r = connect(arena.redis_url)
             results_before = int(r.xlen("arena:results"))
             config = SchedulerConfig(games=game_ids, queue_depth=4, max_rate=4.0)
-            runner = LadderRunner(arena.redis_url, config, max_matches=args.matches)
+            runner = LadderRunner(arena.redis_url, config, max_matches=args.matches, seed=args.seed)
             threads = runner.start()
             console.print(f"  ladder: scheduling {args.matches} rated matches ({', '.join(game_ids)})")
             with progress(console=console) as bar:
@@ -93,7 +94,8 @@ async def run_local(args: argparse.Namespace) -> int:
             while not await asyncio.to_thread(caught_up, r):
                 await asyncio.sleep(0.2)
             runner.stop(threads)
-            ids = [m.match_id for m in await asyncio.to_thread(admin.list_matches, limit=args.matches, state=3)]
+            finished = await asyncio.to_thread(admin.list_matches, limit=args.matches, state=MatchStatus.FINISHED)
+            ids = [m.match_id for m in finished]
             out = data / "transcripts"
             out.mkdir(exist_ok=True)
             bad = 0
@@ -164,5 +166,6 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--matches", type=int, default=100, help="rated ladder matches to play (default 100)")
     p.add_argument("--time-per-move", type=float, default=0.0,
                    help="strong searches this long a move (default: its strength figures' rollout counts)")  # fmt: skip
-    p.add_argument("--seed", help="base seed (default: random seeds)")
+    p.add_argument("--seed", help="base seed: the scheduler's pairings and match n's seed (SEED:n) derive from it "
+                   "(default: random)")  # fmt: skip
     p.set_defaults(func=cmd_local)

@@ -11,7 +11,9 @@ from google.protobuf.json_format import MessageToDict  # type: ignore[import-unt
 from rich.table import Table
 
 from arena.cli.common import add_settings, client, console, error, progress, settings, utc
-from referee import games
+from referee import games, transcript
+from referee.wire.contract import from_proto_enum
+from referee.wire.values import EndReason, MatchStatus
 
 
 def _time_control(args: argparse.Namespace) -> dict[str, int]:
@@ -32,7 +34,7 @@ def cmd_match_request(args: argparse.Namespace) -> int:
             if args.wait:
                 with progress(transient=True) as bar:
                     bar.add_task(f"waiting for {match_id}", total=None)
-                    while c.describe(match_id).state != 3:
+                    while from_proto_enum(MatchStatus, c.describe(match_id).state) is not MatchStatus.FINISHED:
                         time.sleep(0.5)
                 m = c.describe(match_id)
     except ArenaError as e:
@@ -53,15 +55,15 @@ def _print_matches(matches: list[Any]) -> None:
     table = Table()
     for col in ("match", "game", "state", "bots", "rated", "requested", "result"):
         table.add_column(col)
-    states = {1: "queued", 2: "running", 3: "finished"}
     for m in matches:
         result = "-"
         if m.HasField("result"):
             r = m.result
-            end = {1: "completed", 2: "aborted", 3: "forfeit"}.get(r.end_reason, "?")
+            end = from_proto_enum(EndReason, r.end_reason) or "?"
             result = end + ": " + ", ".join(f"{x.bot_name} #{x.rank} ({x.score})" for x in r.seats)
         table.add_row(
-            m.match_id, m.game_id, states.get(m.state, "?"), ", ".join(m.bot_names), "yes" if m.rated else "no",
+            m.match_id, m.game_id, from_proto_enum(MatchStatus, m.state) or "?", ", ".join(m.bot_names),
+            "yes" if m.rated else "no",
             utc(m.enqueued_at), result,
         )  # fmt: skip
     console.print(table)
@@ -71,13 +73,12 @@ def cmd_match_list(args: argparse.Namespace) -> int:
     from arena.service.client import ArenaError
 
     s = settings(args)
-    states = {"queued": 1, "running": 2, "finished": 3}
     try:
         with client(s, "") as c:
             matches = c.list_matches(
                 bot_name=args.bot or "", game_id=args.game or "", limit=args.limit,
                 since=time.time() - args.since_hours * 3600 if args.since_hours else 0,
-                state=states.get(args.state or "", 0),
+                state=MatchStatus(args.state) if args.state else None,
             )  # fmt: skip
     except ArenaError as e:
         return error(e)
@@ -91,32 +92,37 @@ def cmd_match_list(args: argparse.Namespace) -> int:
 def cmd_match_watch(args: argparse.Namespace) -> int:
     from arena.service.client import ArenaError
 
+    class Watch(transcript.Visitor):
+        def header(self, header: transcript.Header, state: games.State) -> None:
+            names = ", ".join(x.bot_name for x in header.seats)
+            console.print(f"[bold]{header.match_id}[/bold] {header.game_id}: {names}")
+
+        def ply(self, ply: transcript.Ply, action: Any, before: games.State, after: games.State) -> None:
+            who = "chance" if ply.actor < 0 else f"seat {ply.actor}"
+            think = f" ({ply.think_ms:.0f} ms)" if ply.think_ms is not None else ""
+            console.print(f"{ply.ply:>4} {who:<7} {ply.action}{think}")
+
+        def incident(self, event: transcript.Incident, state: games.State) -> None:
+            details = ", ".join(f"{k}={v}" for k, v in event.to_dict().items() if k != "type")
+            console.print(f"     {event.TYPE}: {details}")
+
+        def footer(self, footer: transcript.Footer, state: games.State) -> None:
+            scores, ranks = list(footer.scores), list(footer.ranks)
+            console.print(f"end: {footer.end_reason}; scores {scores}; ranks {ranks}; seed {footer.seed}")
+
     s = settings(args)
     try:
         with client(s, "") as c:
-            for line in c.follow(args.match_id):
-                if args.json:
+            if args.json:
+                for line in c.follow(args.match_id):
                     print(line, flush=True)
-                    continue
-                e = json.loads(line)
-                kind = e["type"]
-                if kind == "header":
-                    names = ", ".join(x["bot_name"] for x in e["seats"])
-                    console.print(f"[bold]{e['match_id']}[/bold] {e['game_id']}: {names}")
-                elif kind == "ply":
-                    who = "chance" if e["actor"] < 0 else f"seat {e['actor']}"
-                    think = f" ({e['think_ms']:.0f} ms)" if e.get("think_ms") is not None else ""
-                    console.print(f"{e['ply']:>4} {who:<7} {e['action']}{think}")
-                elif kind == "footer":
-                    console.print(f"end: {e['end_reason']}; scores {e['scores']}; ranks {e['ranks']}; seed {e['seed']}")
-                else:
-                    console.print(f"     {kind}: " + ", ".join(f"{k}={v}" for k, v in e.items() if k != "type"))
-    except ArenaError as e:
+            else:
+                transcript.walk_lines(c.follow(args.match_id), Watch())  # printed as the lines come
+    except (ArenaError, transcript.TranscriptError) as e:
         return error(e)
     except KeyboardInterrupt:
         return 130
     return 0
-
 
 
 def add_parser(sub: Any) -> None:
@@ -126,7 +132,7 @@ def add_parser(sub: Any) -> None:
         add_settings(p, "gateway")
         p.add_argument("--bot")
         p.add_argument("--game", choices=games.GAME_IDS)
-        p.add_argument("--state", choices=("queued", "running", "finished"))
+        p.add_argument("--state", choices=[s.value for s in MatchStatus])
         p.add_argument("--since-hours", type=float, help="only matches requested in the last N hours")
         p.add_argument("--limit", type=int, default=50)
         p.set_defaults(func=cmd_match_list)

@@ -13,7 +13,6 @@ from rich.table import Table
 
 from arena.cli.common import REFERENCE_ALIASES, console, errors, progress
 from referee import games
-from referee.timecontrol import default_for
 
 
 def cmd_play(args: argparse.Namespace) -> int:
@@ -33,7 +32,7 @@ def cmd_play(args: argparse.Namespace) -> int:
         spec = REFERENCE_ALIASES.get(spec, spec)
         base = spec.rpartition(":")[2] or spec
         players.append(Player(spec, f"{base}#{i}" if i else base))
-    control = default_for(args.game).with_overrides(move_ms=args.move_ms, first_move_ms=args.first_move_ms)
+    control = game.time_control.with_overrides(move_ms=args.move_ms, first_move_ms=args.first_move_ms)
     out = Path(args.out or f"transcripts/play-{time.strftime('%Y%m%d-%H%M%S')}")
     seed = args.seed or f"play-{int(time.time())}"
     with progress(console=console, transient=False) as bar:

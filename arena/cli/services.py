@@ -89,7 +89,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 def cmd_referee_serve(args: argparse.Namespace) -> int:
     from referee.logs import configure
-    from referee.server import Referee, start_server, token_sha256
+    from referee.server import Referee, start_server
+    from referee.wire.values import token_sha256
 
     configure(json=True, level=args.log_level)
 

@@ -11,6 +11,7 @@ from typing import Any
 from arena.cli.common import add_settings, client, console, error, errors, progress, settings
 from referee import games
 from referee import transcript as transcripts
+from referee.wire.values import MatchStatus
 
 
 def cmd_transcript_verify(args: argparse.Namespace) -> int:
@@ -30,50 +31,53 @@ def cmd_transcript_verify(args: argparse.Namespace) -> int:
 
 
 def cmd_transcript_show(args: argparse.Namespace) -> int:
-    events = transcripts.read(args.file)
-    header, footer = events[0], events[-1]
-    game = games.get(header["game_id"])
-    names = [s["bot_name"] + (f" {s['bot_version']}" if s.get("bot_version") else "") for s in header["seats"]]
-    console.print(f"[bold]{header['match_id']}[/bold]  {header['game_id']}  rated={header['rated']}")
-    for seat, name in enumerate(names):
-        console.print(f"  seat {seat}: {name}")
-    console.print(f"  time control {header['time_control']}")
-    console.print(f"  seed sha256 {header['seed_sha256']}")
-    state = game.new_state()
-    for e in events[1:-1]:
-        kind = e["type"]
-        if kind == "ply":
-            actor = "chance" if e["actor"] < 0 else f"seat {e['actor']}"
+    class Show(transcripts.Visitor):
+        def header(self, header: transcripts.Header, state: games.State) -> None:
+            names = [s.bot_name + (f" {s.bot_version}" if s.bot_version else "") for s in header.seats]
+            console.print(f"[bold]{header.match_id}[/bold]  {header.game_id}  rated={header.rated}")
+            for seat, name in enumerate(names):
+                console.print(f"  seat {seat}: {name}")
+            console.print(f"  time control {header.time_control}")
+            console.print(f"  seed sha256 {header.seed_sha256}")
+
+        def ply(self, ply: transcripts.Ply, action: Any, before: games.State, after: games.State) -> None:
+            actor = "chance" if ply.actor < 0 else f"seat {ply.actor}"
             extra = ""
-            if e["actor"] >= 0:
-                extra = f"  {e.get('think_ms') or 0:.0f} ms, bank {e.get('bank_ms')} ms"
-                extra += "  [fallback]" if e.get("fallback") else ""
+            if ply.actor >= 0:
+                extra = f"  {ply.think_ms or 0:.0f} ms, bank {ply.bank_ms} ms"
+                extra += "  [fallback]" if ply.fallback else ""
             if not args.quiet:
-                console.print(f"{e['ply']:>5} {actor:<7} {e['action']:<34}{extra}", highlight=False)
-            before = state
-            state = state.apply(state.parse_action(e["action"]))
-            if args.boards and _milestone(before, state):
-                console.print(state.render(), highlight=False)
-        elif kind != "footer":
-            details = ", ".join(f"{k}={v}" for k, v in e.items() if k not in ("type", "ply"))
-            console.print(f"{e.get('ply', ''):>5} [yellow]{kind}[/yellow] {details}", highlight=False)
-    console.print(state.render(), highlight=False)
-    console.print(
-        f"end: {footer['end_reason']}  scores {footer['scores']}  ranks {footer['ranks']}  seed {footer['seed']}"
-    )
+                console.print(f"{ply.ply:>5} {actor:<7} {ply.action:<34}{extra}", highlight=False)
+            if args.boards and _milestone(before, after):
+                console.print(after.render(), highlight=False)
+
+        def incident(self, event: transcripts.Incident, state: games.State) -> None:
+            details = ", ".join(f"{k}={v}" for k, v in event.to_dict().items() if k not in ("type", "ply"))
+            console.print(f"{event.ply:>5} [yellow]{event.TYPE}[/yellow] {details}", highlight=False)
+
+        def footer(self, footer: transcripts.Footer, state: games.State) -> None:
+            console.print(state.render(), highlight=False)
+            scores, ranks = list(footer.scores), list(footer.ranks)
+            console.print(f"end: {footer.end_reason}  scores {scores}  ranks {ranks}  seed {footer.seed}")
+
+    try:
+        numbered = list(transcripts.parse_lines(transcripts.file_lines(args.file)))
+        if not numbered or not isinstance(numbered[-1][1], transcripts.Footer):
+            raise transcripts.TranscriptError("the last line must be the footer", numbered[-1][0] if numbered else 1)
+        transcripts.walk(numbered, Show())
+    except OSError as e:
+        errors.print(f"{args.file}: {e}")
+        return 2
+    except transcripts.TranscriptError as e:
+        print(f"{args.file}: {e}", file=sys.stderr)
+        return 1
     return 0
 
 
-def _milestone(before: object, after: object) -> bool:
-    """Where a board picture helps: the end of setup, each journey, each Shanghai."""
-    from referee.games.shanghaien import ShanghaienState
-    from referee.games.shangrila import ShangriLaState
-
-    if isinstance(before, ShanghaienState) and isinstance(after, ShanghaienState):
-        return after.round != before.round
-    if isinstance(before, ShangriLaState) and isinstance(after, ShangriLaState):
-        return (before.in_setup() and not after.in_setup()) or after.bridges != before.bridges
-    return False
+def _milestone(before: games.State, after: games.State) -> bool:
+    """Where a board picture helps, as the engine says (``State.is_milestone``): e.g. the end of setup,
+    each journey, each Shanghai."""
+    return after.is_milestone(before)
 
 
 
@@ -85,7 +89,9 @@ def cmd_transcript_get(args: argparse.Namespace) -> int:
         with client(s) as c:
             ids = list(args.match_ids)
             if args.bot or args.game:
-                found = c.list_matches(bot_name=args.bot or "", game_id=args.game or "", limit=args.limit, state=3)
+                found = c.list_matches(
+                    bot_name=args.bot or "", game_id=args.game or "", limit=args.limit, state=MatchStatus.FINISHED
+                )
                 ids += [m.match_id for m in found]
             if not ids:
                 errors.print("no match: give match ids, or --bot / --game")

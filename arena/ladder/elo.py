@@ -39,6 +39,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
+from referee.wire.values import EndReason, SeatStatus
+
 INITIAL_RATING: Final = 1500.0
 K: Final = 24.0
 K_PROVISIONAL: Final = 48.0
@@ -123,7 +125,8 @@ def new_row(name: str, version: str, predecessor: Row | None = None) -> Row:
 
 def counts(result: Mapping[str, Any]) -> bool:
     """Whether a stored result changes the ladder: rated, not aborted, at least two seats."""
-    return bool(result.get("rated")) and result.get("end_reason") != "aborted" and len(result.get("seats", ())) >= 2
+    rated = bool(result.get("rated"))
+    return rated and result.get("end_reason") != EndReason.ABORTED and len(result.get("seats", ())) >= 2
 
 
 def seat_key(seat: Mapping[str, Any]) -> BotKey:
@@ -132,7 +135,7 @@ def seat_key(seat: Mapping[str, Any]) -> BotKey:
 
 def places(seats: Sequence[Mapping[str, Any]]) -> list[tuple[int, int]]:
     """Comparable places per seat (lower is better): forfeited seats after every active one."""
-    return [(1 if s.get("status") == "forfeited" else 0, int(s["rank"])) for s in seats]
+    return [(1 if s.get("status") == SeatStatus.FORFEITED else 0, int(s["rank"])) for s in seats]
 
 
 def pair_score(a: tuple[int, int], b: tuple[int, int]) -> float:

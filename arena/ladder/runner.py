@@ -11,6 +11,7 @@ matches it queued.
 from __future__ import annotations
 
 import os
+import random
 import secrets
 import socket
 import threading
@@ -21,7 +22,7 @@ import redis
 import structlog
 
 from arena import keys, metrics
-from arena.ladder.scheduler import BotInfo, Scheduler, SchedulerConfig
+from arena.ladder.scheduler import BotInfo, Pairing, Scheduler, SchedulerConfig
 from arena.ladder.store import Ladder
 from arena.redis_client import connect
 from arena.service.matches import MatchRequestError, MatchStore
@@ -74,7 +75,10 @@ class LadderRunner:
         max_matches: int | None = None,
         consumer: str | None = None,
         tick_s: float = 0.5,
+        seed: str | None = None,
     ) -> None:
+        """``seed``: the scheduler's choices and every match's seed (``SEED:n`` for the n-th match it
+        queues) derive from it; without it, both are random."""
         self.redis_url = redis_url
         self.r = connect(redis_url, timeout_s=10)
         self.ladder = Ladder(self.r)
@@ -87,25 +91,26 @@ class LadderRunner:
         self.scheduled = 0
         self.tick_s = tick_s
         self.consumer = consumer or f"ladder-{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(2)}"
+        self.seed = seed
         self.scheduler = Scheduler(
             RegistryBots(self.registry, self.ladder, self.config.games),
             self.ladder.ratings,
             self._enqueue,
             self.config,
+            rng=random.Random(seed),
             store=self.r,
         )
         self._stop = threading.Event()
         self._online: set[str] = set()
 
-    def _enqueue(self, match_id: str, spec: dict[str, Any]) -> None:
-        names = [s["bot_name"] for s in sorted(spec["seats"], key=lambda s: s["seat"])]
+    def _enqueue(self, p: Pairing) -> None:
         try:
             self.store.request(
-                spec["game_id"], names, rated=bool(spec.get("rated")), match_id=match_id,
-                priority=Priority.LADDER, requested_by="ladder",
+                p.game_id, p.bot_names, rated=p.rated, match_id=p.match_id, priority=Priority.LADDER,
+                requested_by="ladder", seed=f"{self.seed}:{self.scheduled + 1}" if self.seed is not None else "",
             )  # fmt: skip
         except (MatchRequestError, DuplicateMatchError) as e:
-            log.warning("ladder match not queued", match_id=match_id, error=str(e))
+            log.warning("ladder match not queued", match_id=p.match_id, error=str(e))
             raise
         self.scheduled += 1
         metrics.LADDER_SCHEDULED.inc()
@@ -132,8 +137,8 @@ class LadderRunner:
                     for entry_id, fields in entries:
                         last = entry_id
                         m = self.store.describe(fields[b"match_id"].decode())
-                        if m is not None and m["result"] is not None:
-                            self.scheduler.on_result(m["result"])
+                        if m is not None and m.result is not None:
+                            self.scheduler.on_result(m.result)
                 if last == "$":
                     newest: Any = self.r.xrevrange(keys.results(), count=1)
                     last = newest[0][0] if newest else "0-0"

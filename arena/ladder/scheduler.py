@@ -2,8 +2,8 @@
 keep forfeiting until they pass a validation game.
 
 The scheduler owns no transport. It reads bots through ``BotSource`` (the registry and presence),
-ratings through a callable (``Ladder.ratings``) and hands each match to an ``Enqueue`` callback, in the
-arena ``lambda match_id, spec: queue.enqueue(match_id, spec, Priority.LADDER)``.
+ratings through a callable (``Ladder.ratings``) and hands each match it wants played, a ``Pairing``, to an
+``Enqueue`` callback; in the arena, ``LadderRunner`` queues it at ladder priority (``MatchStore.request``).
 
 Policy, each ``tick``:
 
@@ -42,11 +42,11 @@ from typing import Any, Protocol
 
 import redis
 
+import referee.games
 from arena import keys
 from arena.ladder import elo
 from arena.ladder.elo import BotKey
-
-PLAYERS: Mapping[str, int] = {"shanghaien": 2, "shangrila-3p": 3, "shangrila-4p": 4}
+from referee.wire.values import EndReason, SeatStatus
 
 
 @dataclass(frozen=True)
@@ -75,13 +75,23 @@ class BotSource(Protocol):
 Ratings = Callable[[str], Mapping[BotKey, float]]
 """game id -> rating per bot version (bots missing are rated ``elo.INITIAL_RATING``)."""
 
-Enqueue = Callable[[str, dict[str, Any]], None]
-"""(match id, spec) -> None; raises if the match could not be queued."""
+@dataclass(frozen=True, slots=True)
+class Pairing:
+    """A match the scheduler wants played: who sits where. The arena queues it (``MatchStore.request``)."""
+
+    match_id: str
+    game_id: str
+    bot_names: tuple[str, ...]  # by seat
+    rated: bool
+
+
+Enqueue = Callable[[Pairing], None]
+"""Queue the pairing; raises if the match could not be queued."""
 
 
 @dataclass(frozen=True)
 class SchedulerConfig:
-    games: tuple[str, ...] = ("shanghaien", "shangrila-3p", "shangrila-4p")
+    games: tuple[str, ...] = referee.games.GAME_IDS
     queue_depth: int = 8  # ladder matches kept waiting for a worker
     max_rate: float = 2.0  # new matches per second at most
     burst: int = 8
@@ -111,7 +121,7 @@ class BotRecord:
 
 @dataclass
 class _Scheduled:
-    spec: dict[str, Any]
+    pairing: Pairing
     bots: list[BotKey]
     started: bool = False
 
@@ -140,33 +150,33 @@ class Scheduler:
 
     # ------------------------------------------------------------------------------ scheduling
 
-    def tick(self, queue_depth: int, bots: Sequence[BotInfo] | None = None) -> list[dict[str, Any]]:
+    def tick(self, queue_depth: int, bots: Sequence[BotInfo] | None = None) -> list[Pairing]:
         """Queue ladder matches until ``queue_depth`` (waiting now) reaches the target or the rate allows
-        no more; returns the specs queued. ``bots``: the source's bots, if the caller read them already."""
+        no more; returns the pairings queued. ``bots``: the source's bots, if the caller read them already."""
         now = self.clock()
         self._tokens = min(float(self.config.burst), self._tokens + (now - self._refilled) * self.config.max_rate)
         self._refilled = now
-        out: list[dict[str, Any]] = []
+        out: list[Pairing] = []
         bots = list(self.source.bots() if bots is None else bots)
         while queue_depth + len(out) < self.config.queue_depth and self._tokens >= 1.0:
-            spec = self.next_match(bots)
-            if spec is None:
+            pairing = self.next_match(bots)
+            if pairing is None:
                 break
-            self.enqueue(spec["match_id"], spec)
+            self.enqueue(pairing)
             self._tokens -= 1.0
-            out.append(spec)
+            out.append(pairing)
         return out
 
-    def next_match(self, bots: Sequence[BotInfo]) -> dict[str, Any] | None:
+    def next_match(self, bots: Sequence[BotInfo]) -> Pairing | None:
         """Choose and record the next ladder match (the caller queues it); None if nobody can play."""
         eligible = [b for b in bots if self._eligible(b)]
         eligible.sort(key=lambda b: (b.games_played + self._scheduled(b.key), b.last_played, self.rng.random()))
         for bot in eligible:
-            games = [g for g in bot.games if g in self.config.games and g in PLAYERS]
+            games = [g for g in bot.games if g in self.config.games and g in referee.games.GAMES]
             self.rng.shuffle(games)
             for game_id in games:
                 others = [o for o in eligible if o.name != bot.name and game_id in o.games]
-                need = PLAYERS[game_id] - 1
+                need = referee.games.get(game_id).num_players - 1
                 if len(others) < need:
                     continue
                 opponents = self._opponents(game_id, bot, others, need)
@@ -203,7 +213,7 @@ class Scheduler:
                 chosen.append(o)
         return chosen if len(chosen) == need else sorted(others, key=lambda o: distance[o.key])[:need]
 
-    def _record(self, game_id: str, players: list[BotInfo]) -> dict[str, Any]:
+    def _record(self, game_id: str, players: list[BotInfo]) -> Pairing:
         counts = [self._seat_count(game_id, b.key) for b in players]
         orders = list(itertools.permutations(range(len(players))))  # at most 24
         self.rng.shuffle(orders)  # ties go to chance
@@ -212,17 +222,12 @@ class Scheduler:
         for seat, b in enumerate(seats):
             self._seat_count(game_id, b.key)[seat] += 1
         match_id = f"ladder-{game_id}-{int(self.clock() * 1000)}-{self.rng.getrandbits(48):012x}"
-        spec = {
-            "match_id": match_id,
-            "game_id": game_id,
-            "seats": [{"seat": i, "bot_name": b.name} for i, b in enumerate(seats)],
-            "rated": True,
-        }
-        self.outstanding[match_id] = _Scheduled(spec, [b.key for b in seats])
-        return spec
+        pairing = Pairing(match_id, game_id, tuple(b.name for b in seats), rated=True)
+        self.outstanding[match_id] = _Scheduled(pairing, [b.key for b in seats])
+        return pairing
 
     def _seat_count(self, game_id: str, key: BotKey) -> list[int]:
-        return self.seat_counts.setdefault((game_id, key), [0] * PLAYERS[game_id])
+        return self.seat_counts.setdefault((game_id, key), [0] * referee.games.get(game_id).num_players)
 
     # ------------------------------------------------------------------------------ events
 
@@ -235,16 +240,16 @@ class Scheduler:
         """Every finished match (ladder or not): frees capacity, counts forfeit streaks, ends validations."""
         match_id = str(result["match_id"])
         self.outstanding.pop(match_id, None)
-        if result.get("end_reason") == "aborted":
+        if result.get("end_reason") == EndReason.ABORTED:
             return
         now = float(result.get("finished_at") or self.clock())
         for seat in result["seats"]:
             key = elo.seat_key(seat)
             rec = self.records.setdefault(key, BotRecord())
             was = (rec.state, rec.streak)
-            forfeited = seat.get("status") == "forfeited"
+            forfeited = seat.get("status") == SeatStatus.FORFEITED
             if rec.state == PauseState.VALIDATING and rec.validation_match == match_id:
-                if forfeited or result.get("end_reason") != "completed":
+                if forfeited or result.get("end_reason") != EndReason.COMPLETED:
                     self._pause(key, rec, now, f"validation match {match_id} failed ({result.get('end_reason')}, "
                                 f"{seat.get('strikes', 0)} strikes): reconnect to try again")  # fmt: skip
                 else:
@@ -261,29 +266,25 @@ class Scheduler:
     def _pause(self, key: BotKey, rec: BotRecord, now: float, reason: str) -> None:
         rec.state, rec.reason, rec.since, rec.validation_match = PauseState.PAUSED, reason, now, ""
 
-    def on_reconnect(self, bot: BotInfo) -> dict[str, Any] | None:
-        """A paused bot came back: queue its validation match; returns the spec (None if not paused)."""
+    def on_reconnect(self, bot: BotInfo) -> Pairing | None:
+        """A paused bot came back: queue its validation match; returns it (None if not paused)."""
         rec = self.records.get(bot.key)
         if rec is None or rec.state != PauseState.PAUSED:
             return None
-        spec = self.validation_spec(bot)
-        self.enqueue(spec["match_id"], spec)
-        rec.state, rec.validation_match = PauseState.VALIDATING, spec["match_id"]
+        pairing = self.validation_match(bot)
+        self.enqueue(pairing)
+        rec.state, rec.validation_match = PauseState.VALIDATING, pairing.match_id
         self._save(bot.key, rec)
-        return spec
+        return pairing
 
-    def validation_spec(self, bot: BotInfo) -> dict[str, Any]:
+    def validation_match(self, bot: BotInfo) -> Pairing:
         """An unrated match of the bot against copies of the reference bot, in its smallest game."""
-        games = sorted((g for g in bot.games if g in PLAYERS), key=lambda g: PLAYERS[g]) or ["shanghaien"]
-        game_id = games[0]
-        names = [self.config.reference_bot] * PLAYERS[game_id]
+        known = [g for g in bot.games if g in referee.games.GAMES] or list(referee.games.GAME_IDS)
+        game_id = min(known, key=lambda g: referee.games.get(g).num_players)
+        names = [self.config.reference_bot] * referee.games.get(game_id).num_players
         names[self.rng.randrange(len(names))] = bot.name
-        return {
-            "match_id": f"validate-{bot.name}-{int(self.clock() * 1000)}-{self.rng.getrandbits(32):08x}",
-            "game_id": game_id,
-            "seats": [{"seat": i, "bot_name": n} for i, n in enumerate(names)],
-            "rated": False,
-        }
+        match_id = f"validate-{bot.name}-{int(self.clock() * 1000)}-{self.rng.getrandbits(32):08x}"
+        return Pairing(match_id, game_id, tuple(names), rated=False)
 
     def paused(self, key: BotKey) -> str | None:
         """Why the bot version is off the ladder, or None if it is on it."""

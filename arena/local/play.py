@@ -12,9 +12,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from referee import games
-from referee.server import Referee, start_server, token_sha256
-from referee.spec import EndReason, MatchResult, MatchSpec, SeatSpec
-from referee.timecontrol import TimeControl
+from referee.games import TimeControl
+from referee.server import Referee, start_server
+from referee.spec import MatchSpec, SeatSpec
+from referee.wire.values import EndReason, MatchResult, token_sha256
 
 
 @dataclass(frozen=True)

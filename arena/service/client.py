@@ -8,6 +8,8 @@ from typing import Any
 import grpc
 
 from referee.wire import arena_pb2, arena_pb2_grpc, match_pb2
+from referee.wire.contract import bearer_metadata, to_proto_enum
+from referee.wire.values import MatchStatus
 
 
 class ArenaError(Exception):
@@ -36,7 +38,7 @@ class ArenaClient:
         self.close()
 
     def _md(self) -> tuple[tuple[str, str], ...]:
-        return (("authorization", f"Bearer {self.token}"),) if self.token else ()
+        return bearer_metadata(self.token)
 
     def _call(self, method: str, request: Any) -> Any:
         try:
@@ -82,8 +84,10 @@ class ArenaClient:
     def describe(self, match_id: str) -> Any:
         return self._call("DescribeMatch", arena_pb2.DescribeMatchRequest(match_id=match_id)).match
 
-    def list_matches(self, **kwargs: Any) -> list[Any]:
-        return list(self._call("ListMatches", arena_pb2.ListMatchesRequest(**kwargs)).matches)
+    def list_matches(self, *, state: MatchStatus | None = None, **kwargs: Any) -> list[Any]:
+        """Matches newest first; ``kwargs`` are ListMatchesRequest's other fields."""
+        request = arena_pb2.ListMatchesRequest(state=to_proto_enum(state) if state else 0, **kwargs)  # type: ignore[arg-type]
+        return list(self._call("ListMatches", request).matches)
 
     def transcript(self, match_id: str) -> tuple[str, bool]:
         r = self._call("GetTranscript", arena_pb2.GetTranscriptRequest(match_id=match_id))

@@ -23,23 +23,33 @@ import structlog
 
 from arena import keys, metrics
 from arena.redis_client import connect, connect_async
-from arena.service.matches import MatchRequestError, MatchStore, public_lines
+from arena.service.matches import MatchRecord, MatchRequestError, MatchStore, public_lines
 from arena.service.queue import DuplicateMatchError, MatchQueue
 from arena.service.registry import BotRecord, Registry, RegistryError, UnknownBotError
-from referee.server import SERVER_OPTIONS, abort, bearer, result_to_proto, serve
-from referee.spec import MatchResult
+from referee import transcript
 from referee.wire import arena_pb2, arena_pb2_grpc
+from referee.wire.contract import (
+    SERVER_OPTIONS,
+    abort,
+    bearer,
+    from_proto_enum,
+    result_to_proto,
+    serve,
+    service_name,
+    to_proto_enum,
+)
+from referee.wire.values import MatchStatus
 
 log = structlog.get_logger("arena.service.gateway")
 
 HEARTBEAT_S: Final = 10.0
 BLOCK_MS: Final = 5_000
-_STATES = {
-    "queued": arena_pb2.MATCH_STATE_QUEUED,
-    "running": arena_pb2.MATCH_STATE_RUNNING,
-    "finished": arena_pb2.MATCH_STATE_FINISHED,
-}
-_STATE_NAMES = {v: k for k, v in _STATES.items()}
+
+
+def jsonl_lines(text: str) -> list[str]:
+    """The lines of a JSON Lines text, split on newlines only: ``str.splitlines`` would also split on
+    U+2028 or U+0085, which a bot's refused action may carry unescaped."""
+    return text.removesuffix("\n").split("\n") if text else []
 
 
 def bot_proto(b: BotRecord, paused: str = "") -> arena_pb2.BotRecord:
@@ -66,23 +76,23 @@ def assigned(match_id: str, game_id: str, seat: int, address: str) -> arena_pb2.
     )
 
 
-def match_proto(m: dict[str, Any]) -> arena_pb2.MatchRecord:
+def match_proto(m: MatchRecord) -> arena_pb2.MatchRecord:
     record = arena_pb2.MatchRecord(
-        match_id=m["match_id"],
-        game_id=m["game_id"],
-        state=_STATES.get(m["status"], arena_pb2.MATCH_STATE_UNSPECIFIED),
-        bot_names=m["bot_names"],
-        rated=m["rated"],
-        priority=m["priority"],
-        enqueued_at=m["enqueued_at"],
-        started_at=m["started_at"],
-        finished_at=m["finished_at"],
-        worker=m["worker"],
-        referee_address=m["referee_address"],
-        seed_sha256=m["seed_sha256"],
+        match_id=m.match_id,
+        game_id=m.game_id,
+        state=to_proto_enum(m.status) if m.status else arena_pb2.MATCH_STATE_UNSPECIFIED,  # type: ignore[arg-type]
+        bot_names=m.bot_names,
+        rated=m.rated,
+        priority=m.priority,
+        enqueued_at=m.enqueued_at,
+        started_at=m.started_at,
+        finished_at=m.finished_at,
+        worker=m.worker,
+        referee_address=m.referee_address,
+        seed_sha256=m.seed_sha256,
     )
-    if m["result"] is not None:
-        record.result.CopyFrom(result_to_proto(MatchResult.from_dict(m["result"])))
+    if m.outcome is not None:
+        record.result.CopyFrom(result_to_proto(m.outcome))
     return record
 
 
@@ -107,9 +117,9 @@ class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
             metrics.REDIS_ERRORS.labels("gateway").inc()
             await abort(context, grpc.StatusCode.UNAVAILABLE, f"the arena's database is unavailable: {e}")
 
-    async def _match(self, context: grpc.aio.ServicerContext, match_id: str) -> dict[str, Any]:
+    async def _match(self, context: grpc.aio.ServicerContext, match_id: str) -> MatchRecord:
         """The match's record, or NOT_FOUND."""
-        m: dict[str, Any] | None = await self._call(context, self.store.describe, match_id)
+        m: MatchRecord | None = await self._call(context, self.store.describe, match_id)
         if m is None:
             await abort(context, grpc.StatusCode.NOT_FOUND, f"no match {match_id!r}")
         return m
@@ -184,11 +194,11 @@ class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
         for raw in sorted(self.r.smembers(keys.bot_running(name))):
             match_id = keys.text(raw)
             m = self.store.describe(match_id)
-            if m is None or m["status"] != "running" or not m["referee_address"]:
+            if m is None or m.status is not MatchStatus.RUNNING or not m.referee_address:
                 continue
-            for seat, bot_name in enumerate(m["bot_names"]):
+            for seat, bot_name in enumerate(m.bot_names):
                 if bot_name == name:
-                    out.append(assigned(match_id, m["game_id"], seat, m["referee_address"]))
+                    out.append(assigned(match_id, m.game_id, seat, m.referee_address))
         return out
 
     # ------------------------------------------------------------------ registry
@@ -285,7 +295,7 @@ class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
         matches = await self._call(
             context, self.store.search, bot=request.bot_name or None, game_id=request.game_id or None,
             since=request.since or None, until=request.until or None, limit=request.limit or 50,
-            state=_STATE_NAMES.get(request.state),
+            state=from_proto_enum(MatchStatus, request.state),
         )  # fmt: skip
         return arena_pb2.ListMatchesResponse(matches=[match_proto(m) for m in matches])
 
@@ -299,7 +309,7 @@ class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
         stored = await self._call(context, self.store.transcript, request.match_id)
         while True:
             if stored is not None:  # finished: the lines not yet sent come from the stored transcript
-                for line in public_lines(stored.splitlines()[sent:], set()):
+                for line in public_lines(jsonl_lines(stored)[sent:], set()):
                     yield arena_pb2.FollowMatchResponse(transcript_line=line)
                 return
             reply: Any = await self.ar.xread({stream: last}, count=500, block=BLOCK_MS)
@@ -310,7 +320,7 @@ class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
                     line = keys.text(fields[b"line"])
                     for public in public_lines([line], set()):
                         yield arena_pb2.FollowMatchResponse(transcript_line=public)
-                    if '"footer"' in line and json.loads(line).get("type") == "footer":
+                    if transcript.is_footer(line):
                         return
             if not reply:  # idle: look whether it finished (its event log may have expired since)
                 stored = await self._call(context, self.store.transcript, request.match_id)
@@ -324,7 +334,7 @@ class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
             await abort(
                 context,
                 grpc.StatusCode.FAILED_PRECONDITION,
-                f"match {request.match_id} is {m['status']}: its transcript is stored when it ends"
+                f"match {request.match_id} is {m.status}: its transcript is stored when it ends"
                 " (FollowMatch streams it live)",
             )
         token = bearer(context)
@@ -334,8 +344,8 @@ class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
         elif token:
             bot = await self._call(context, self.registry.authenticate, token)
             if bot is not None:
-                seats = {i for i, name in enumerate(m["bot_names"]) if name == bot.name}
-        lines = public_lines(stored.splitlines(), seats)
+                seats = {i for i, name in enumerate(m.bot_names) if name == bot.name}
+        lines = public_lines(jsonl_lines(stored), seats)
         return arena_pb2.GetTranscriptResponse(
             match_id=request.match_id, jsonl="\n".join(lines) + "\n", full=seats is None or bool(seats)
         )
@@ -349,7 +359,7 @@ async def start_gateway(
     server = grpc.aio.server(options=SERVER_OPTIONS)
     servicer = ArenaServicer(redis_url)
     arena_pb2_grpc.add_ArenaServiceServicer_to_server(servicer, server)  # type: ignore[no-untyped-call]
-    names = [arena_pb2.DESCRIPTOR.services_by_name["ArenaService"].full_name]
+    names = [service_name(arena_pb2, "ArenaService")]
     if extra is not None:
         names += extra(server, redis_url)
     port = await serve(server, names, address)

@@ -10,19 +10,19 @@ the result, in one atomic step (``MatchQueue.complete``).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import secrets
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Final
 
 import redis
 
 from arena import keys
-from arena.service.queue import MatchQueue, Priority
+from arena.service.queue import MatchQueue, Priority, QueuedMatch
 from arena.service.registry import Registry
-from referee import games
-from referee.timecontrol import TimeControl, default_for
+from referee import chance, games, transcript
+from referee.wire.values import MatchResult, MatchStatus
 
 MAX_LIST: Final = 1000
 MATCH_ID_CHARS: Final = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.:")
@@ -34,6 +34,29 @@ class MatchRequestError(ValueError):
 
 def new_match_id(game_id: str) -> str:
     return f"{game_id}-{secrets.token_hex(4)}"
+
+
+@dataclass(frozen=True, slots=True)
+class MatchRecord:
+    """The public record of a match, from its request to its result (never its seed before the end)."""
+
+    match_id: str
+    game_id: str
+    status: MatchStatus | None
+    bot_names: tuple[str, ...]  # by seat
+    rated: bool
+    priority: str
+    enqueued_at: float
+    started_at: float
+    finished_at: float
+    worker: str
+    referee_address: str
+    seed_sha256: str
+    result: dict[str, Any] | None  # the stored result: ``MatchResult.to_dict()`` with ``rated``, ``finished_at``
+
+    @property
+    def outcome(self) -> MatchResult | None:
+        return None if self.result is None else MatchResult.from_dict(self.result)
 
 
 class MatchStore:
@@ -51,7 +74,7 @@ class MatchStore:
         *,
         seed: str = "",
         rated: bool = False,
-        time_control: dict[str, int] | None = None,
+        time_control: Mapping[str, int] | None = None,
         match_id: str = "",
         priority: Priority = Priority.REQUESTED,
         requested_by: str = "",
@@ -70,36 +93,25 @@ class MatchStore:
                 raise MatchRequestError(f"bot {name!r} is disabled: {bot.disabled_reason or 'no reason given'}")
             if game_id not in bot.game_ids:
                 raise MatchRequestError(f"bot {name!r} does not play {game_id} (it plays {', '.join(bot.game_ids)})")
-        control = default_for(game_id)
-        if time_control:
-            unknown = set(time_control) - set(TimeControl.__dataclass_fields__)
-            if unknown:
-                raise MatchRequestError(f"unknown time control field(s): {', '.join(sorted(unknown))}")
-            if any(not isinstance(v, int) or v < 0 or v > 3_600_000 for v in time_control.values()):
-                raise MatchRequestError("time control values are whole milliseconds between 0 and 3,600,000")
-            control = control.with_overrides(**{k: v for k, v in time_control.items() if v})
+        try:
+            control = games.get(game_id).time_control.with_overrides(**(time_control or {}))
+        except ValueError as e:
+            raise MatchRequestError(str(e)) from None
         if match_id and (len(match_id) > 100 or not set(match_id) <= MATCH_ID_CHARS):
             raise MatchRequestError("a match id is 1-100 letters, digits and - _ . :")
         if len(seed) > 200:
             raise MatchRequestError("a seed is at most 200 characters")
-        match_id = match_id or new_match_id(game_id)
-        seed = seed or secrets.token_hex(16)
-        seed_sha256 = hashlib.sha256(seed.encode()).hexdigest()
-        spec = {
-            "match_id": match_id,
-            "game_id": game_id,
-            "seats": [{"seat": i, "bot_name": name} for i, name in enumerate(bot_names)],
-            "rated": rated,
-            "time_control": control.to_dict(),
-            "seed_sha256": seed_sha256,
-            "requested_by": requested_by,
-        }
-        self.queue.enqueue(match_id, spec, priority, seed=seed)
-        return match_id, seed_sha256
+        seed = seed or chance.new_seed()
+        match = QueuedMatch(
+            match_id=match_id or new_match_id(game_id), game_id=game_id, bot_names=tuple(bot_names),
+            time_control=control, seed_sha256=chance.seed_hash(seed), rated=rated, requested_by=requested_by,
+        )  # fmt: skip
+        self.queue.enqueue(match, priority, seed=seed)
+        return match.match_id, match.seed_sha256
 
     # ----------------------------------------------------------------- reading
 
-    def describe(self, match_id: str) -> dict[str, Any] | None:
+    def describe(self, match_id: str) -> MatchRecord | None:
         """The public record of a match (never its seed before the end), or None."""
         raw = self.r.hgetall(keys.match(match_id))
         return _record(match_id, raw) if raw else None
@@ -112,8 +124,8 @@ class MatchStore:
         since: float | None = None,
         until: float | None = None,
         limit: int = 50,
-        state: str | None = None,
-    ) -> list[dict[str, Any]]:
+        state: MatchStatus | None = None,
+    ) -> list[MatchRecord]:
         """Matches newest first (by request time), filtered by bot, game, time window and state."""
         if bot and game_id:
             ids = self._window(keys.matches_by_bot(bot), since, until, MAX_LIST * 4)
@@ -126,7 +138,7 @@ class MatchStore:
         else:
             ids = self._window(keys.matches_by_time(), since, until, MAX_LIST * 4)
         limit = max(1, min(limit, MAX_LIST))
-        out: list[dict[str, Any]] = []
+        out: list[MatchRecord] = []
         for chunk in _chunks(ids, 200):
             pipe = self.r.pipeline(transaction=False)
             for match_id in chunk:
@@ -135,7 +147,7 @@ class MatchStore:
                 if not raw:
                     continue
                 record = _record(match_id, raw)
-                if state and record["status"] != state:
+                if state and record.status != state:
                     continue
                 out.append(record)
                 if len(out) >= limit:
@@ -175,34 +187,31 @@ def public_lines(lines: Iterable[str], seats: set[int] | None) -> list[str]:
     out = []
     for line in lines:
         if seats is not None and '"refusal"' in line:
-            event = json.loads(line)
-            if event.get("type") == "refusal" and event.get("seat") not in seats:
-                event = {k: v for k, v in event.items() if k not in ("action", "reason")}
-                line = json.dumps(event, separators=(",", ":"), ensure_ascii=False)
+            event = transcript.parse_event(line)
+            if isinstance(event, transcript.Refusal) and event.seat not in seats:
+                line = event.public().to_line()
         out.append(line)
     return out
 
 
-def _record(match_id: str, raw: dict[Any, Any]) -> dict[str, Any]:
+def _record(match_id: str, raw: dict[Any, Any]) -> MatchRecord:
     h = {keys.text(k): keys.text(v) for k, v in raw.items()}
-    spec = json.loads(h.get("spec", "{}"))
-    result = json.loads(h["result"]) if "result" in h else None
-    return {
-        "match_id": match_id,
-        "game_id": spec.get("game_id", ""),
-        "status": h.get("status", ""),
-        "bot_names": [s["bot_name"] for s in spec.get("seats", [])],
-        "rated": bool(spec.get("rated", False)),
-        "priority": h.get("priority", ""),
-        "enqueued_at": float(h.get("enqueued_at", 0)),
-        "started_at": float(h.get("started_at", 0)),
-        "finished_at": float(h.get("finished_at", 0)),
-        "worker": h.get("worker", ""),
-        "referee_address": h.get("address", ""),
-        "seed_sha256": spec.get("seed_sha256", ""),
-        "time_control": spec.get("time_control"),
-        "result": result,
-    }
+    spec = QueuedMatch.from_json(h["spec"]) if "spec" in h else None
+    return MatchRecord(
+        match_id=match_id,
+        game_id=spec.game_id if spec else "",
+        status=MatchStatus(h["status"]) if h.get("status") in set(MatchStatus) else None,
+        bot_names=spec.bot_names if spec else (),
+        rated=spec.rated if spec else False,
+        priority=h.get("priority", ""),
+        enqueued_at=float(h.get("enqueued_at", 0)),
+        started_at=float(h.get("started_at", 0)),
+        finished_at=float(h.get("finished_at", 0)),
+        worker=h.get("worker", ""),
+        referee_address=h.get("address", ""),
+        seed_sha256=spec.seed_sha256 if spec else "",
+        result=json.loads(h["result"]) if "result" in h else None,
+    )
 
 
 def _chunks(items: list[str], size: int) -> Iterable[list[str]]:

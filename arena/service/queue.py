@@ -20,6 +20,9 @@ from typing import Any
 import redis
 
 from arena import keys
+from referee import games
+from referee.games import TimeControl
+from referee.wire.values import MatchStatus
 
 
 class Priority(StrEnum):
@@ -30,12 +33,6 @@ class Priority(StrEnum):
 
 
 PRIORITIES = (Priority.REQUESTED, Priority.LADDER)
-
-
-class MatchStatus(StrEnum):
-    QUEUED = "queued"
-    RUNNING = "running"
-    FINISHED = "finished"
 
 
 class DuplicateMatchError(Exception):
@@ -49,9 +46,10 @@ class LeaseLostError(Exception):
 EVENTS_TTL_S = 3600  # a finished match's event log stays followable this long; the transcript stays
 
 
-_ENQUEUE = """
+_ENQUEUE = f"""
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-redis.call('HSET', KEYS[1], 'spec', ARGV[1], 'status', 'queued', 'priority', ARGV[2], 'enqueued_at', ARGV[3])
+redis.call('HSET', KEYS[1], 'spec', ARGV[1], 'status', '{MatchStatus.QUEUED}', 'priority', ARGV[2],
+           'enqueued_at', ARGV[3])
 redis.call('XADD', KEYS[2], '*', 'match_id', ARGV[4])
 if ARGV[5] ~= '' then redis.call('SET', KEYS[3], ARGV[5]) end
 for i = 4, #KEYS do redis.call('ZADD', KEYS[i], ARGV[3], ARGV[4]) end
@@ -60,7 +58,7 @@ return 1
 
 # KEYS: match, queue, results, transcript, events, running set of each seated bot...
 # ARGV: result, now, group, entry id, match id, transcript, worker, end reason, events ttl
-_COMPLETE = """
+_COMPLETE = f"""
 if redis.call('HEXISTS', KEYS[1], 'result') == 1 then
   redis.call('XACK', KEYS[2], ARGV[3], ARGV[4])
   redis.call('XDEL', KEYS[2], ARGV[4])
@@ -68,7 +66,8 @@ if redis.call('HEXISTS', KEYS[1], 'result') == 1 then
 end
 local p = redis.call('XPENDING', KEYS[2], ARGV[3], ARGV[4], ARGV[4], 1)
 if ARGV[7] ~= '' and #p > 0 and p[1][2] ~= ARGV[7] then return -1 end
-redis.call('HSET', KEYS[1], 'result', ARGV[1], 'status', 'finished', 'finished_at', ARGV[2], 'end_reason', ARGV[8])
+redis.call('HSET', KEYS[1], 'result', ARGV[1], 'status', '{MatchStatus.FINISHED}', 'finished_at', ARGV[2],
+           'end_reason', ARGV[8])
 if ARGV[6] ~= '' then redis.call('SET', KEYS[4], ARGV[6]) end
 redis.call('EXPIRE', KEYS[5], tonumber(ARGV[9]))
 for i = 6, #KEYS do redis.call('SREM', KEYS[i], ARGV[5]) end
@@ -86,14 +85,56 @@ return 1
 """
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
+class QueuedMatch:
+    """A match as requested: made once where it is requested (``MatchStore.request``), stored as JSON
+    in the match's record, read by the worker that runs it. Public: the seed is kept apart."""
+
+    match_id: str
+    game_id: str
+    bot_names: tuple[str, ...]  # by seat
+    time_control: TimeControl
+    seed_sha256: str
+    rated: bool = False
+    requested_by: str = ""
+
+    def to_json(self) -> str:
+        return json.dumps(
+            {
+                "match_id": self.match_id,
+                "game_id": self.game_id,
+                "seats": [{"seat": i, "bot_name": name} for i, name in enumerate(self.bot_names)],
+                "rated": self.rated,
+                "time_control": self.time_control.to_dict(),
+                "seed_sha256": self.seed_sha256,
+                "requested_by": self.requested_by,
+            }
+        )
+
+    @classmethod
+    def from_json(cls, text: str | bytes) -> QueuedMatch:
+        d = json.loads(text)
+        seats = sorted(d["seats"], key=lambda s: int(s["seat"]))
+        tc = d.get("time_control")
+        return cls(
+            match_id=d["match_id"],
+            game_id=d["game_id"],
+            bot_names=tuple(s["bot_name"] for s in seats),
+            time_control=TimeControl.from_dict(tc) if tc else games.get(d["game_id"]).time_control,
+            seed_sha256=d.get("seed_sha256", ""),
+            rated=bool(d.get("rated", False)),
+            requested_by=d.get("requested_by", ""),
+        )
+
+
+@dataclass(frozen=True, slots=True)
 class Claim:
     """A match a worker holds a lease on."""
 
     match_id: str
     priority: Priority
     entry_id: str
-    spec: dict[str, Any]
+    match: QueuedMatch
     seed: str = ""
 
 
@@ -111,24 +152,20 @@ class MatchQueue:
                 if "BUSYGROUP" not in str(e):
                     raise
 
-    def enqueue(
-        self, match_id: str, spec: dict[str, Any], priority: Priority = Priority.REQUESTED, *, seed: str = ""
-    ) -> None:
+    def enqueue(self, match: QueuedMatch, priority: Priority = Priority.REQUESTED, *, seed: str = "") -> None:
         """Queue a match; DuplicateMatchError if the id is taken (nothing is changed then).
 
-        The match is indexed by time, by game and by each seated bot (``spec['game_id']`` and
-        ``spec['seats'][i]['bot_name']`` when present). ``seed`` is kept apart from the spec, which is public.
+        The match is indexed by time, by game and by each seated bot. ``seed`` is kept apart from the
+        match's record, which is public.
         """
-        index = [keys.matches_by_time()]
-        if spec.get("game_id"):
-            index.append(keys.matches_by_game(str(spec["game_id"])))
-        index += [keys.matches_by_bot(b) for b in sorted({s["bot_name"] for s in spec.get("seats", ())})]
+        index = [keys.matches_by_time(), keys.matches_by_game(match.game_id)]
+        index += [keys.matches_by_bot(b) for b in sorted(set(match.bot_names))]
         created = self._enqueue(
-            keys=[keys.match(match_id), keys.queue(priority), keys.match_seed(match_id), *index],
-            args=[json.dumps(spec), priority.value, f"{time.time():.6f}", match_id, seed],
+            keys=[keys.match(match.match_id), keys.queue(priority), keys.match_seed(match.match_id), *index],
+            args=[match.to_json(), priority.value, f"{time.time():.6f}", match.match_id, seed],
         )
         if not created:
-            raise DuplicateMatchError(f"match {match_id!r} already exists")
+            raise DuplicateMatchError(f"match {match.match_id!r} already exists")
 
     def claim(self, worker: str, block_ms: int | None = None) -> Claim | None:
         """The next queued match, higher priority first, leased to ``worker``; None if none came."""
@@ -149,10 +186,11 @@ class MatchQueue:
 
     def _claimed(self, worker: str, stream: str, entry_id: str, match_id: str) -> Claim:
         priority = Priority(stream.removeprefix(keys.queue("")))
-        self.r.hset(keys.match(match_id), mapping={"status": "running", "worker": worker, "claimed_at": time.time()})
-        spec = json.loads(self.r.hget(keys.match(match_id), "spec") or "{}")
+        self.r.hset(keys.match(match_id), mapping={"status": MatchStatus.RUNNING, "worker": worker,
+                                                   "claimed_at": time.time()})  # fmt: skip
+        spec: Any = self.r.hget(keys.match(match_id), "spec")
         seed = self.r.get(keys.match_seed(match_id))
-        return Claim(match_id, priority, entry_id, spec, keys.text(seed) if seed is not None else "")
+        return Claim(match_id, priority, entry_id, QueuedMatch.from_json(spec), "" if seed is None else keys.text(seed))
 
     def renew(self, worker: str, claim: Claim) -> bool:
         """Keep the lease: resets the entry's idle time. False if another worker took it over (or it is done)."""

@@ -8,7 +8,6 @@ crashed gateway leaves no bot "online" for longer than ``PRESENCE_TTL_S``.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 import secrets
@@ -20,6 +19,7 @@ import redis
 
 from arena import keys
 from referee import games
+from referee.wire.values import token_sha256
 
 PRESENCE_TTL_S: Final = 30
 TOKEN_PREFIX: Final = "arena_"
@@ -37,10 +37,6 @@ class UnknownBotError(RegistryError):
 
 class DuplicateBotError(RegistryError):
     pass
-
-
-def sha256(token: str) -> str:
-    return hashlib.sha256(token.encode()).hexdigest()
 
 
 def new_token() -> str:
@@ -108,13 +104,13 @@ class Registry:
     # ------------------------------------------------------------------ admin token
 
     def set_admin_token(self, token: str) -> None:
-        self.r.set(keys.admin_token(), sha256(token))
+        self.r.set(keys.admin_token(), token_sha256(token))
 
     def is_admin(self, token: str | None) -> bool:
         if not token:
             return False
         stored = self.r.get(keys.admin_token())
-        return stored is not None and secrets.compare_digest(keys.text(stored), sha256(token))
+        return stored is not None and secrets.compare_digest(keys.text(stored), token_sha256(token))
 
     # ------------------------------------------------------------------ bots
 
@@ -135,8 +131,8 @@ class Registry:
             raise RegistryError("max_concurrent is between 1 and 1000")
         token = new_token()
         created = self._register(
-            keys=[keys.bot(name), keys.token(sha256(token)), keys.bots()],
-            args=[name, owner.strip(), json.dumps(sorted(set(game_ids))), sha256(token), max_concurrent,
+            keys=[keys.bot(name), keys.token(token_sha256(token)), keys.bots()],
+            args=[name, owner.strip(), json.dumps(sorted(set(game_ids))), token_sha256(token), max_concurrent,
                   f"{time.time():.6f}"],
         )  # fmt: skip
         if not created:
@@ -146,8 +142,8 @@ class Registry:
     def rotate_token(self, name: str) -> str:
         token = new_token()
         done = self._rotate(
-            keys=[keys.bot(name), keys.token(sha256(token))],
-            args=[sha256(token), keys.token(""), name],
+            keys=[keys.bot(name), keys.token(token_sha256(token))],
+            args=[token_sha256(token), keys.token(""), name],
         )
         if not done:
             raise UnknownBotError(f"no bot named {name!r}")
@@ -193,7 +189,7 @@ class Registry:
         """The bot whose token this is, or None."""
         if not token:
             return None
-        name = self.r.get(keys.token(sha256(token)))
+        name = self.r.get(keys.token(token_sha256(token)))
         return None if name is None else self.find(keys.text(name))
 
     def name_for_hash(self, token_sha256: str) -> str | None:

@@ -18,13 +18,11 @@ is retried with back-off until Redis is back; event-log lines wait in memory mea
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import secrets
 import socket
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict
 from typing import Any, Final, TypeVar
 
 import redis
@@ -35,10 +33,12 @@ from arena.redis_client import connect
 from arena.service.matches import MatchStore
 from arena.service.queue import Claim, LeaseLostError, MatchQueue
 from arena.service.registry import Registry
+from referee import games, transcript
+from referee.chance import new_seed
 from referee.match import Match
 from referee.server import Referee, start_server
-from referee.spec import MatchResult, MatchSpec, SeatSpec
-from referee.timecontrol import TimeControl
+from referee.spec import MatchSpec, SeatSpec
+from referee.wire.values import MatchResult, MatchStatus
 
 log = structlog.get_logger("arena.service.worker")
 
@@ -51,48 +51,62 @@ _REDIS_DOWN = (redis.ConnectionError, redis.TimeoutError)
 
 def result_dict(result: MatchResult, rated: bool, finished_at: float | None = None) -> dict[str, Any]:
     """The stored form of a result (what the ladder reads)."""
-    d = asdict(result)
-    d["end_reason"] = result.end_reason.value
-    for seat in d["seats"]:
-        seat["status"] = str(seat["status"])
+    d = result.to_dict()
     d["rated"] = rated
     d["finished_at"] = time.time() if finished_at is None else finished_at
     return d
 
 
 def result_from_lines(lines: Sequence[str], rated: bool) -> dict[str, Any]:
-    """The stored form of a result, rebuilt from a complete transcript (header to footer)."""
-    header, footer = json.loads(lines[0]), json.loads(lines[-1])
-    strikes: dict[int, int] = {}
-    refusals: dict[int, int] = {}
-    for line in lines[1:-1]:
-        event = json.loads(line)
-        if event["type"] == "strike":
-            strikes[event["seat"]] = event["strikes"]
-        elif event["type"] == "refusal":
-            refusals[event["seat"]] = refusals.get(event["seat"], 0) + 1
-    forfeited = set(footer["forfeited"])
+    """The stored form of a result, rebuilt from a complete transcript (header to footer).
+    TranscriptError (a ValueError) if the lines do not replay to a footer."""
+
+    class Tally(transcript.Visitor):
+        def __init__(self) -> None:
+            self.start: transcript.Header | None = None
+            self.end: transcript.Footer | None = None
+            self.strikes: dict[int, int] = {}
+            self.refusals: dict[int, int] = {}
+
+        def header(self, header: transcript.Header, state: games.State) -> None:
+            self.start = header
+
+        def incident(self, event: transcript.Incident, state: games.State) -> None:
+            if isinstance(event, transcript.Strike):
+                self.strikes[event.seat] = event.strikes
+            elif isinstance(event, transcript.Refusal):
+                self.refusals[event.seat] = self.refusals.get(event.seat, 0) + 1
+
+        def footer(self, footer: transcript.Footer, state: games.State) -> None:
+            self.end = footer
+
+    tally = Tally()
+    transcript.walk_lines(lines, tally)
+    header, footer = tally.start, tally.end
+    if header is None or footer is None:
+        raise transcript.TranscriptError("the last line must be the footer", len(lines))
+    forfeited = set(footer.forfeited)
     return {
-        "match_id": header["match_id"],
-        "game_id": header["game_id"],
-        "end_reason": footer["end_reason"],
+        "match_id": header.match_id,
+        "game_id": header.game_id,
+        "end_reason": footer.end_reason,
         "seats": [
             {
-                "seat": s["seat"],
-                "bot_name": s["bot_name"],
-                "bot_version": s.get("bot_version", ""),
-                "score": footer["scores"][s["seat"]],
-                "rank": footer["ranks"][s["seat"]],
-                "status": "forfeited" if s["seat"] in forfeited else "active",
-                "strikes": strikes.get(s["seat"], 0),
-                "refusals": refusals.get(s["seat"], 0),
+                "seat": s.seat,
+                "bot_name": s.bot_name,
+                "bot_version": s.bot_version,
+                "score": footer.scores[s.seat],
+                "rank": footer.ranks[s.seat],
+                "status": "forfeited" if s.seat in forfeited else "active",
+                "strikes": tally.strikes.get(s.seat, 0),
+                "refusals": tally.refusals.get(s.seat, 0),
             }
-            for s in header["seats"]
+            for s in header.seats
         ],
-        "seed": footer["seed"],
-        "seed_sha256": header["seed_sha256"],
-        "plies": footer["plies"],
-        "detail": footer.get("detail", ""),
+        "seed": footer.seed,
+        "seed_sha256": header.seed_sha256,
+        "plies": footer.plies,
+        "detail": footer.detail,
         "rated": rated,
         "finished_at": time.time(),
     }
@@ -245,32 +259,28 @@ class Worker:
         metrics.MATCHES_RUNNING.set(len(self.running))
 
     def _spec(self, claim: Claim) -> MatchSpec:
-        s = claim.spec
+        """The referee's spec of a claimed match: each seat with its bot's current token hash."""
+        m = claim.match
         seed = claim.seed
         if not seed:  # fix one now, so that a takeover replays with the same
-            self.r.set(keys.match_seed(claim.match_id), secrets.token_hex(16), nx=True)
+            self.r.set(keys.match_seed(claim.match_id), new_seed(), nx=True)
             stored: Any = self.r.get(keys.match_seed(claim.match_id))
             seed = stored.decode() if stored else ""
         seats = []
-        for seat in s["seats"]:
-            bot = self.registry.find(seat["bot_name"])
-            seats.append(SeatSpec(int(seat["seat"]), seat["bot_name"], bot.token_sha256 if bot else UNKNOWN_TOKEN))
-        tc = s.get("time_control")
+        for i, name in enumerate(m.bot_names):
+            bot = self.registry.find(name)
+            seats.append(SeatSpec(i, name, bot.token_sha256 if bot else UNKNOWN_TOKEN))
         return MatchSpec(
-            match_id=claim.match_id,
-            game_id=s["game_id"],
-            seats=tuple(seats),
-            seed=seed,
-            time_control=TimeControl.from_dict(tc) if tc else None,
-            rated=bool(s.get("rated", False)),
-        )
+            match_id=claim.match_id, game_id=m.game_id, seats=tuple(seats), seed=seed,
+            time_control=m.time_control, rated=m.rated,
+        )  # fmt: skip
 
     def _announce(self, claim: Claim, spec: MatchSpec) -> None:
         """Record where the match runs and tell each seated bot's session."""
         pipe = self.r.pipeline(transaction=False)
         pipe.hset(
             keys.match(claim.match_id),
-            mapping={"status": "running", "worker": self.worker_id, "address": self.address,
+            mapping={"status": MatchStatus.RUNNING, "worker": self.worker_id, "address": self.address,
                      "started_at": f"{time.time():.6f}"},
         )  # fmt: skip
         for seat in spec.seats:
@@ -291,7 +301,7 @@ class Worker:
             spec = await self._redis("spec", self._spec, claim)
             log_entries: list[tuple[str, str]] = await self._redis("events", self.store.events, mid)
             lines = [line for _, line in log_entries]
-            if lines and json.loads(lines[-1])["type"] == "footer":
+            if lines and transcript.is_footer(lines[-1]):
                 # The last worker finished the match but died before recording it.
                 result = result_from_lines(lines, spec.rated)
                 await self._complete(claim, result, lines, spec, mlog)
@@ -366,15 +376,13 @@ class Worker:
 
 def _count(line: str) -> None:
     """Metrics from one transcript line."""
-    event = json.loads(line)
-    kind = event["type"]
-    if kind == "ply":
-        think = event.get("think_ms")
-        if think is not None and not event.get("fallback"):
-            metrics.MOVE_LATENCY.observe(think / 1000)
-    elif kind == "strike":
+    event = transcript.parse_event(line)
+    if isinstance(event, transcript.Ply):
+        if event.think_ms is not None and not event.fallback:
+            metrics.MOVE_LATENCY.observe(event.think_ms / 1000)
+    elif isinstance(event, transcript.Strike):
         metrics.TIMEOUTS.inc()
-    elif kind == "refusal":
+    elif isinstance(event, transcript.Refusal):
         metrics.REFUSALS.inc()
-    elif kind == "forfeit":
-        metrics.FORFEITS.labels(event.get("reason", "")).inc()
+    elif isinstance(event, transcript.Forfeit):
+        metrics.FORFEITS.labels(event.reason).inc()

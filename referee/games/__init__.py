@@ -17,6 +17,7 @@ from referee.games.core import (
     Game,
     IllegalActionError,
     State,
+    TimeControl,
 )
 from referee.games.shanghaien import ShanghaienGame
 from referee.games.shangrila import ShangriLaGame
@@ -56,5 +57,6 @@ __all__ = [
     "ShanghaienGame",
     "ShangriLaGame",
     "State",
+    "TimeControl",
     "get",
 ]

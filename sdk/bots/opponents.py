@@ -14,15 +14,22 @@ greedy. Rollouts play that seat's move at random with that probability.
 
 Only decisions with a choice count (a single legal action says nothing). The model is incremental: each
 turn replays only the plies since the last one (one greedy evaluation per opponent decision).
+
+``ModelWatch`` is the strong bot's generic opponent watch (``sdk.strategies.OpponentWatch``): one
+``OpponentModel`` per seat the bot plays in a match. A game's strategy may bring its own watch instead
+(Shanghaien does).
 """
 
 from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Sequence
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from sdk.bots.greedy import EPS, action_values
+
+if TYPE_CHECKING:
+    from sdk.bot import Turn
 
 PRIOR: Final = 2.0  # greedy-like pseudo-decisions every seat starts with
 
@@ -70,3 +77,30 @@ class OpponentModel:
     def erratic(self) -> list[float]:
         """Per seat, the estimated probability that it plays at random rather than greedy (0 for the bot)."""
         return [min(1.0, s / (room + PRIOR)) for s, room in zip(self.shortfall, self.room, strict=True)]
+
+
+class ModelWatch:
+    """The generic opponent watch: per seat the bot plays in the match, an ``OpponentModel`` fed with the
+    turn's history. A turn without the match's history (a bare ``Turn``) teaches nothing: ``[]``."""
+
+    def __init__(self) -> None:
+        self.models: dict[int, OpponentModel] = {}
+
+    def observe(self, turn: Turn) -> None:
+        pass  # ``erratic`` reads the turn's history
+
+    def erratic(self, turn: Turn) -> list[float]:
+        if len(turn.history) != turn.ply:
+            return []  # no history to learn from (a bare Turn)
+        model = self.models.get(turn.seat)
+        if model is None or model.ply > turn.ply:
+            model = self.models[turn.seat] = OpponentModel(turn.state.game.new_state(), turn.seat)
+        model.update(turn.history)
+        return model.erratic()
+
+    def played(self, turn: Turn, action: Any) -> None:
+        pass
+
+    def forget(self, seat: int) -> bool:
+        self.models.pop(seat, None)
+        return not self.models

@@ -7,17 +7,20 @@ is sampled from the engine's outcome probabilities, and the position reached is 
 ``sdk.heuristics``. The candidate with the best mean wins. This is the rollout algorithm of policy
 iteration: it looks at what the greedy policy's one ply cannot see, the other players' answers and its
 own follow-ups (a recruit that prepares a journey, a Shanghai called before the opponent catches up).
+What differs between games (which actions are candidates, how a rollout plays and ends, what is learnt
+of the opponents) is the game's strategy (``sdk.strategies``), chosen once per search from the game family.
 
 - Shanghaien: a rollout runs to the end of the current round (the next Shanghai) and is valued by the
   score difference with that round's tavern distributed (plus a bonus for winning, at the game's end).
   Rollouts play ``rollout_action``, the greedy policy made cheap (always roll, no ``reroll``): about ten
   times faster than ``greedy_action``, so many more rollouts fit a move. An opponent seen calling
-  Shanghai where greedy would roll is played partly at random in the rollouts (``StrongBot.erratic``).
+  Shanghai where greedy would roll is played partly at random in the rollouts (``StrongBot.erratic``;
+  ``sdk.strategies.shanghaien``).
 - Shangri-La: a rollout runs ``depth`` plies (default two rounds of the table: 2 x players) and is valued
-  by the seat's margin over its best opponent (``sdk.heuristics.shangrila_value``). Each opponent plays
-  off the greedy policy, at random, as often as it did so far in the match (``sdk.bots.opponents``): a
-  random player's threats are not taken for real ones. Against greedy-like opponents the rollouts are
-  deterministic but for tie-breaks, and one pass is all the search does.
+  by the seat's margin over its best opponent (the generic ``GameStrategy.rollout``). Each opponent
+  plays off the greedy policy, at random, as often as it did so far in the match (``sdk.bots.opponents``):
+  a random player's threats are not taken for real ones. Against greedy-like opponents the rollouts are
+  deterministic but for tie-breaks, and one pass is all the search does (as in any game without chance).
 
 Rollouts go in passes: each pass gives every candidate still in the race one rollout, and the rollouts of
 one pass share their random numbers (common random numbers), so candidates are compared on the same dice
@@ -39,46 +42,18 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-from referee.games.shanghaien import ShanghaienState
-from referee.games.shanghaien.actions import Kind
-from referee.games.shanghaien.deck import DICE_PER_PLAYER
-from referee.games.shanghaien.state import Phase
-from referee.games.shangrila import ShangriLaState
 from sdk.bot import Bot, MatchOutcome, Turn
-from sdk.bots.greedy import EPS, action_values, best_direct_placement, greedy_action
-from sdk.bots.opponents import OpponentModel
-from sdk.heuristics import shanghaien_value, shangrila_value
+from sdk.bots.opponents import ModelWatch
+from sdk.strategies import OpponentWatch, strategy_of
+from sdk.strategies.shanghaien import rollout_action  # re-exported: where it lived before sdk.strategies
 
-WIN_BONUS: Final = 10.0  # Shanghaien: points added to a rollout's value for a won game
 MIN_PASSES: Final = 10  # rollouts per candidate before the race may drop one
 RACE_Z: Final = 2.0  # standard errors behind the leader that drop a candidate
 TIME_SHARE: Final = 0.8  # at most this share of the referee's time left for the move
 MEASURED: Final[Mapping[str, int]] = {"shanghaien": 400, "shangrila-3p": 18, "shangrila-4p": 18}
 """Rollouts per move with which benchmarks/strength.py measured the bot (``iterations=MEASURED``)."""
 
-
-def rollout_action(state: ShanghaienState, rng: random.Random) -> Any:
-    """The greedy policy made cheap for rollouts: roll whenever allowed (greedy does, but when no die
-    could gain), and place by the one-ply value, ``reroll`` left out (greedy values it by expectation)."""
-    legal = state.legal_actions()
-    if state.phase == Phase.TURN:
-        return legal[0]  # roll when legal: the engine lists it first
-    seat = state.player
-    best: list[Any] = []
-    best_value = -math.inf
-    for a in legal:
-        kind = a.kind
-        if kind is Kind.PLACE or kind is Kind.BOTH:
-            v = shanghaien_value(state.apply(a), seat)
-        elif kind is Kind.REROLL:
-            continue
-        else:
-            v = best_direct_placement(state.apply(a), seat)
-        if v > best_value + EPS:
-            best, best_value = [a], v
-        elif v > best_value - EPS:
-            best.append(a)
-    return best[0] if len(best) == 1 else rng.choice(best)
+__all__ = ["MEASURED", "Search", "StrongBot", "rollout_action", "search_action"]
 
 
 class Search:
@@ -95,16 +70,18 @@ class Search:
     ) -> None:
         """``erratic``: per seat, the probability that rollouts play that seat's move at random."""
         self.state = state
+        self.strategy = strategy_of(state)
         self.erratic = list(erratic) if any(erratic) else []
         self.rng = rng
         self.seat = state.current_player()
-        self.shanghaien = isinstance(state, ShanghaienState)
-        n = 2 if self.shanghaien else state.game.num_players
-        self.depth = depth if depth is not None else 2 * n
-        scored = action_values(state, self.seat)
+        game = state.game
+        self.depth = depth if depth is not None else 2 * game.num_players
+        # Without chance, rollouts from the same position repeat themselves but for tie-breaks and erratic seats.
+        self.repeatable = not game.has_chance
+        scored = self.strategy.action_values(state, self.seat)
         rng.shuffle(scored)
         scored.sort(key=lambda x: -x[1])
-        if not self.shanghaien:
+        if not self.strategy.every_action_a_candidate:
             scored = scored[:candidates]
         self.actions = [a for a, _ in scored]
         self.children = [state.apply(a) for a in self.actions]
@@ -118,16 +95,13 @@ class Search:
     @property
     def settled(self) -> bool:
         """One candidate left, or (Shangri-La) one pass of rollouts that chance and erratic seats leave out."""
-        return len(self.alive) == 1 or (not self.shanghaien and not self.erratic and self.passes >= 1)
+        return len(self.alive) == 1 or (self.repeatable and not self.erratic and self.passes >= 1)
 
     def step(self, deadline: float | None) -> bool:
         """One rollout of the next candidate; False if the deadline cut it short."""
         i = self.alive[self.next]
         crn = random.Random(self.seed + self.passes)
-        if self.shanghaien:
-            v = self._round_rollout(self.children[i], crn, deadline)
-        else:
-            v = self._depth_rollout(self.children[i], crn, deadline)
+        v = self.strategy.rollout(self.children[i], self.seat, self.erratic, self.depth, crn, deadline)
         if v is None:
             return False
         self.values[i].append(v)
@@ -165,40 +139,6 @@ class Search:
             if vals and sum(vals) / len(vals) > best_v:
                 best_i, best_v = i, sum(vals) / len(vals)
         return self.actions[best_i]
-
-    # ----------------------------------------------------------------------- rollouts
-
-    def _round_rollout(self, state: ShanghaienState, rng: random.Random, deadline: float | None) -> float | None:
-        seat = self.seat
-        erratic = self.erratic[1 - seat] if self.erratic else 0.0
-        while state.phase != Phase.DEAL and state.phase != Phase.OVER:
-            if deadline is not None and time.monotonic() > deadline:
-                return None
-            if state.phase == Phase.DICE:
-                outcomes = state.chance_outcomes()
-                action = rng.choices([a for a, _ in outcomes], [p for _, p in outcomes])[0]
-            elif state.player != seat and erratic and rng.random() < erratic:
-                action = rng.choice(state.legal_actions())
-            else:
-                action = rollout_action(state, rng)
-            state = state.apply(action)
-        v = shanghaien_value(state, seat)
-        if state.phase == Phase.OVER and v:
-            v += WIN_BONUS if v > 0 else -WIN_BONUS
-        return v
-
-    def _depth_rollout(self, state: ShangriLaState, rng: random.Random, deadline: float | None) -> float | None:
-        erratic = self.erratic
-        for _ in range(self.depth):
-            if state.is_terminal():
-                break
-            if deadline is not None and time.monotonic() > deadline:
-                return None
-            if erratic and rng.random() < erratic[state.player]:
-                state = state.apply(rng.choice(state.legal_actions()))
-            else:
-                state = state.apply(greedy_action(state, rng))
-        return shangrila_value(state, self.seat)
 
 
 def search_action(
@@ -245,15 +185,20 @@ class StrongBot(Bot):
         self.iterations = iterations
         self.candidates = candidates
         self.depth = depth
-        # Shanghaien, per match (a bot may play several at once): the position its last action led to,
-        # the opponent's Shanghai calls when it could have rolled, and its rolls when it could have called.
-        self._seen: dict[str, tuple[Any, int, int]] = {}
-        # Shangri-La, per match and seat: how far each opponent plays from the greedy policy.
-        self._models: dict[tuple[str, int], OpponentModel] = {}
+        # Per match (a bot may play several at once, even several seats of one): what it learns of the opponents.
+        self._watches: dict[str, OpponentWatch] = {}
 
     def budget(self, turn: Turn) -> float:
         """Seconds to search: ``time_per_move``, at most 80% of the referee's time left."""
         return max(0.0, min(self.time_per_move, TIME_SHARE * turn.time_left()))
+
+    def watch(self, turn: Turn) -> OpponentWatch:
+        """What this bot learns of the opponents in the turn's match: the game strategy's watch (Shanghaien:
+        the opponent's voluntary Shanghai calls), else the generic one (``sdk.bots.opponents.ModelWatch``)."""
+        watch = self._watches.get(turn.match_id)
+        if watch is None:
+            watch = self._watches[turn.match_id] = strategy_of(turn.state).new_watch() or ModelWatch()
+        return watch
 
     def erratic(self, turn: Turn) -> list[float]:
         """Per seat, the probability with which rollouts play that seat's move at random instead of greedy.
@@ -262,36 +207,16 @@ class StrongBot(Bot):
         still gain; a random player calls half the time). Shangri-La: by how far down greedy's ranking each
         opponent's actions fell, against a random player's (``OpponentModel``), from the turn's history;
         none without it."""
-        if isinstance(turn.state, ShanghaienState):
-            _, calls, rolls = self._seen.get(turn.match_id, (None, 0, 0))
-            rate = min(1.0, 2 * calls / (calls + rolls + 2))
-            return [rate if seat != turn.seat else 0.0 for seat in range(2)]
-        if len(turn.history) != turn.ply:
-            return []  # no history to learn from (a bare Turn)
-        key = (turn.match_id, turn.seat)
-        model = self._models.get(key)
-        if model is None or model.ply > turn.ply:
-            model = self._models[key] = OpponentModel(turn.state.game.new_state(), turn.seat)
-        model.update(turn.history)
-        return model.erratic()
+        return self.watch(turn).erratic(turn)
 
     def observe(self, turn: Turn) -> None:
-        """Note what the opponent did since this bot's last move in this match (Shanghaien only)."""
-        state = turn.state
-        prev, calls, rolls = self._seen.get(turn.match_id, (None, 0, 0))
-        if not isinstance(state, ShanghaienState) or not isinstance(prev, ShanghaienState):
-            return
-        opp = 1 - turn.seat
-        if prev.phase == Phase.TURN and prev.player == opp and 2 <= prev.placed[opp] <= DICE_PER_PLAYER - 2:
-            if state.round == prev.round:
-                rolls += 1
-            elif state.last_caller == opp:
-                calls += 1
-        self._seen[turn.match_id] = (prev, calls, rolls)
+        """Note what the opponents did since this bot's last move in this match (Shanghaien: its calls)."""
+        self.watch(turn).observe(turn)
 
     def on_match_end(self, outcome: MatchOutcome) -> None:
-        self._seen.pop(outcome.match_id, None)
-        self._models.pop((outcome.match_id, outcome.seat), None)
+        watch = self._watches.get(outcome.match_id)
+        if watch is not None and watch.forget(outcome.seat):
+            del self._watches[outcome.match_id]
 
     def act(self, turn: Turn) -> Any:
         self.observe(turn)
@@ -309,6 +234,5 @@ class StrongBot(Bot):
             depth=self.depth,
             erratic=self.erratic(turn),
         )
-        _, calls, rolls = self._seen.get(turn.match_id, (None, 0, 0))
-        self._seen[turn.match_id] = (turn.state.apply(action), calls, rolls)
+        self.watch(turn).played(turn, action)
         return action

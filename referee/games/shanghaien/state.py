@@ -12,7 +12,7 @@ from fractions import Fraction
 from itertools import compress
 from typing import Final, Self
 
-from referee.games.core import CHANCE, TERMINAL, IllegalActionError, shared_ranks
+from referee.games.core import CHANCE, TERMINAL, IllegalActionError, TimeControl, shared_ranks
 from referee.games.shanghaien import actions as A
 from referee.games.shanghaien.actions import Kind, ShanghaienAction
 from referee.games.shanghaien.deck import (
@@ -60,10 +60,13 @@ class ShanghaienGame:
     """Static facts of ``shanghaien`` and the factory of its initial state."""
 
     game_id: Final = "shanghaien"
+    family: Final = "shanghaien"
     num_players: Final = 2
     has_chance: Final = True
     perfect_information: Final = True  # everything dealt or rolled is public (H10)
     colours: Final = ("seat 0", "seat 1")
+    # Short decisions, many of them: a game is ~70 player decisions per seat.
+    time_control: Final = TimeControl(first_move_ms=5_000, move_ms=1_000, bank_ms=10_000)
 
     def new_state(self) -> ShanghaienState:
         return ShanghaienState(self)
@@ -501,6 +504,10 @@ class ShanghaienState:
 
     def render(self) -> str:
         return render_state(self)
+
+    def is_milestone(self, before: Self) -> bool:
+        """A picture helps when a round ends (the Shanghai that distributed the tavern)."""
+        return self.round != before.round
 
     def __str__(self) -> str:
         return self.render()

@@ -20,7 +20,7 @@ from fractions import Fraction
 from itertools import combinations
 from typing import Final, Self
 
-from referee.games.core import CHANCE, TERMINAL, IllegalActionError, shared_ranks
+from referee.games.core import CHANCE, TERMINAL, IllegalActionError, TimeControl, shared_ranks
 from referee.games.shangrila import actions as A
 from referee.games.shangrila.actions import Kind, ShangriLaAction
 from referee.games.shangrila.board import (
@@ -97,8 +97,11 @@ def board_masks(board: list[int], n: int) -> bytearray:
 class ShangriLaGame:
     """Static facts of ``shangrila-3p`` or ``shangrila-4p`` and the factory of the initial state."""
 
+    family: Final = "shangrila"
     has_chance: Final = False
     perfect_information: Final = True
+    # Larger branching (hundreds of recruits), ~35-60 decisions per seat.
+    time_control: Final = TimeControl(first_move_ms=10_000, move_ms=2_000, bank_ms=20_000)
 
     def __init__(self, num_players: int) -> None:
         if num_players not in (3, 4):
@@ -277,6 +280,9 @@ class ShangriLaState:
 
     def chance_outcomes_exact(self) -> list[tuple[ShangriLaAction, Fraction]]:
         return []
+
+    def chance_weights(self) -> list[tuple[ShangriLaAction, int]]:
+        return []  # no chance node in this game
 
     def parse_action(self, text: str) -> ShangriLaAction:
         """The legal action written ``text``: ActionSyntaxError or IllegalActionError otherwise."""
@@ -564,6 +570,10 @@ class ShangriLaState:
 
     def render(self) -> str:
         return render_state(self)
+
+    def is_milestone(self, before: Self) -> bool:
+        """A picture helps at the end of setup and after each journey (a bridge broke)."""
+        return (before.in_setup() and not self.in_setup()) or self.bridges != before.bridges
 
     def __str__(self) -> str:
         return self.render()

@@ -1,0 +1,7 @@
+"""The Elo ladder: the rating rules (``elo``, pure), ratings and records in Redis applied exactly once
+(``store``), who plays whom (``scheduler``, no transport), the ladder process (``runner``), its gRPC
+service (``service``) and how it is shown (``report``).
+
+May import ``arena.keys``, ``arena.metrics``, ``arena.redis_client``, the service's queue, match
+store and registry, and the wire contract; never the gateway, the worker or ``arena.cli``.
+"""

@@ -1,0 +1,108 @@
+"""The values that cross the wire, as Python code passes them: enums whose values are the proto enum
+names in lower case (``EndReason.COMPLETED`` is ``END_REASON_COMPLETED``), a match's result, and the
+hash that stands for a token or a seed. Pure data: no gRPC here (``referee.wire.contract`` converts)."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+
+class EndReason(StrEnum):
+    """How a match ended (proto ``EndReason``)."""
+
+    COMPLETED = "completed"
+    FORFEIT = "forfeit"
+    ABORTED = "aborted"
+
+
+class SeatStatus(StrEnum):
+    """What became of a seat (proto ``SeatStatus``)."""
+
+    ACTIVE = "active"
+    FORFEITED = "forfeited"
+
+
+class MatchStatus(StrEnum):
+    """Where a match is in the arena (proto ``MatchState``); stored as these strings in Redis."""
+
+    QUEUED = "queued"
+    RUNNING = "running"
+    FINISHED = "finished"
+
+
+class RefusalCode(StrEnum):
+    """Why the referee did not take an action (proto ``RefusalCode``); transcripts write these values."""
+
+    SYNTAX = "syntax"
+    ILLEGAL = "illegal"
+    STALE_TURN = "stale_turn"
+    PERMISSION_DENIED = "permission_denied"
+    UNKNOWN_MATCH = "unknown_match"
+    MALFORMED = "malformed"
+
+
+@dataclass(frozen=True, slots=True)
+class SeatResult:
+    seat: int
+    bot_name: str
+    bot_version: str
+    score: int
+    rank: int
+    status: SeatStatus
+    strikes: int
+    refusals: int
+
+
+@dataclass(frozen=True, slots=True)
+class MatchResult:
+    """A match's outcome, as the referee reports it and the arena stores it."""
+
+    match_id: str
+    game_id: str
+    end_reason: EndReason
+    seats: tuple[SeatResult, ...]
+    seed: str
+    seed_sha256: str
+    plies: int
+    detail: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        """The stored form: plain JSON types, enums as their values."""
+        return {
+            "match_id": self.match_id, "game_id": self.game_id, "end_reason": self.end_reason.value,
+            "seats": [
+                {"seat": s.seat, "bot_name": s.bot_name, "bot_version": s.bot_version, "score": s.score,
+                 "rank": s.rank, "status": s.status.value, "strikes": s.strikes, "refusals": s.refusals}
+                for s in self.seats
+            ],
+            "seed": self.seed, "seed_sha256": self.seed_sha256, "plies": self.plies, "detail": self.detail,
+        }  # fmt: skip
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> MatchResult:
+        """From its stored form (``to_dict``; extra keys such as ``rated`` are ignored)."""
+        seats = tuple(
+            SeatResult(
+                seat=s["seat"], bot_name=s["bot_name"], bot_version=s["bot_version"], score=s["score"],
+                rank=s["rank"], status=SeatStatus(s["status"]), strikes=s["strikes"], refusals=s["refusals"],
+            )
+            for s in d["seats"]
+        )  # fmt: skip
+        return cls(
+            match_id=d["match_id"], game_id=d["game_id"], end_reason=EndReason(d["end_reason"]), seats=seats,
+            seed=d["seed"], seed_sha256=d["seed_sha256"], plies=d["plies"], detail=d.get("detail", ""),
+        )  # fmt: skip
+
+
+def sha256_hex(text: str) -> str:
+    """Hex SHA-256 of the UTF-8 text: how tokens are stored and seeds published."""
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def token_sha256(token: str) -> str:
+    """What a match spec and the registry hold instead of a bot's token."""
+    return sha256_hex(token)
