@@ -44,6 +44,12 @@ from referee.wire.values import EndReason, MatchResult, RefusalCode, SeatResult,
 log = structlog.get_logger("referee.match")
 
 MAX_STRIKES = 3
+MAX_REFUSALS_PER_TURN = 5
+"""A seat's refused actions in one turn, at most: the last one ends the turn as a strike (reason
+``refusals``) and the fallback is played, as for a missed deadline. Later answers to it are stale."""
+MAX_REFUSALS_PER_MATCH = 200
+"""A seat's refused actions in one match, at most: the last one forfeits the seat (reason ``refusals``).
+With both limits a transcript stays small whatever a bot sends (refusals are recorded; stale answers are not)."""
 SDK_VERSION = "0.1.0"
 
 
@@ -88,6 +94,7 @@ class PendingTurn:
     sent_at: float
     deadline: float
     future: asyncio.Future[tuple[Any, float]] = field(repr=False)
+    refusals: int = 0
 
 
 class Match:
@@ -183,20 +190,27 @@ class Match:
         remaining = max(0, int((p.deadline - now) * 1000))
         try:
             action = self.state.parse_action(text)
-        except games.ActionSyntaxError as e:
-            self._refused(seat, text, RefusalCode.SYNTAX, str(e))
-            raise RefusalError(RefusalCode.SYNTAX, str(e), remaining) from None
-        except games.IllegalActionError as e:
-            self._refused(seat, text, RefusalCode.ILLEGAL, str(e))
-            raise RefusalError(RefusalCode.ILLEGAL, str(e), remaining) from None
+        except games.ActionError as e:
+            code = RefusalCode.SYNTAX if isinstance(e, games.ActionSyntaxError) else RefusalCode.ILLEGAL
+            self._refused(p, text, code, str(e))
+            raise RefusalError(code, str(e), remaining) from None
         think_ms = (now - p.sent_at) * 1000
         p.future.set_result((action, think_ms))
         return action, int(think_ms)
 
-    def _refused(self, seat: int, text: str, code: RefusalCode, reason: str) -> None:
-        self.seats[seat].refusals += 1
+    def _refused(self, p: PendingTurn, text: str, code: RefusalCode, reason: str) -> None:
+        """Record a refusal; past the limits, end the turn (a strike) or the seat's match (a forfeit)."""
+        seat = p.seat
+        s = self.seats[seat]
+        s.refusals += 1
+        p.refusals += 1
         self._event(Refusal(ply=self.ply, seat=seat, action=text[:200], code=code.value, reason=reason))
         self.log.info("action refused", seat=seat, ply=self.ply, code=code, reason=reason)
+        if s.refusals >= MAX_REFUSALS_PER_MATCH:
+            self._forfeit(seat, "refusals")
+            p.future.set_exception(_ForfeitedError())
+        elif p.refusals >= MAX_REFUSALS_PER_TURN:
+            p.future.set_exception(_TooManyRefusalsError())
 
     # --------------------------------------------------------------- the match
 
@@ -262,11 +276,15 @@ class Match:
         self._send_turn(p)
         try:
             action, think_ms = await asyncio.wait_for(p.future, budget)
-        except TimeoutError:
-            s.clock.miss()
+        except (TimeoutError, _TooManyRefusalsError) as e:
+            reason = "timeout" if isinstance(e, TimeoutError) else "refusals"
+            if reason == "timeout":
+                s.clock.miss()
+            else:
+                s.clock.charge((self._clock() - p.sent_at) * 1000)
             s.strikes += 1
-            self._event(Strike(ply=self.ply, seat=seat, strikes=s.strikes, reason="timeout"))
-            self.log.warning("deadline missed", seat=seat, ply=self.ply, strikes=s.strikes)
+            self._event(Strike(ply=self.ply, seat=seat, strikes=s.strikes, reason=reason))
+            self.log.warning("turn struck", seat=seat, ply=self.ply, strikes=s.strikes, reason=reason)
             if s.strikes >= MAX_STRIKES:
                 self._forfeit(seat, "strikes")
             if self.game.num_players == 2 and s.forfeited:
@@ -410,6 +428,10 @@ class Match:
                 s.channel.match_ended(self, seat, self.result, history_from)
         self.log.info("match ended", end_reason=end.value, ranks=ranks, scores=scores, plies=self.ply)
         return self.result
+
+
+class _TooManyRefusalsError(Exception):
+    """The seat reached MAX_REFUSALS_PER_TURN: its turn ends as a strike."""
 
 
 class _ForfeitedError(Exception):

@@ -7,15 +7,16 @@ import asyncio
 import functools
 import itertools
 import json
-from collections.abc import AsyncIterator, Callable, Sequence
+import secrets
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import grpc
 import structlog
 
-from referee import games
-from referee.match import SDK_VERSION, Match, RefusalError
+from referee import games, transcript
+from referee.match import SDK_VERSION, Match, RefusalError, Seat
 from referee.spec import MatchSpec, SeatSpec
 from referee.wire import bot_pb2, bot_pb2_grpc, match_pb2, referee_pb2, referee_pb2_grpc
 from referee.wire.contract import (
@@ -52,9 +53,16 @@ class Session:
     hello: bool = False
     view_json: bool = True
     acks: bool = False
+    identity: str | None = None  # the bot's registered name, when an authorizer vouched for the token
+    revoked: str = ""  # why the referee ended the session (its token stopped being valid)
 
     def wants(self, match_id: str) -> bool:
         return not self.match_filter or match_id in self.match_filter
+
+    def holds(self, seat: Seat) -> bool:
+        """Whether this session's bot sits in ``seat``: by the token the match was started with, or by
+        the registered name the authorizer gave (a bot whose token was rotated gets its seats back)."""
+        return seat.token_sha256 == self.token_hash or (self.identity is not None and seat.bot_name == self.identity)
 
     def send(self, message: bot_pb2.PlayResponse) -> None:
         self.queue.put_nowait(message)
@@ -133,15 +141,33 @@ def spec_from_proto(p: match_pb2.MatchSpec) -> MatchSpec:
     )
 
 
-class Referee:
-    """Hosts matches and bot sessions. Servicers delegate here; the arena hooks ``on_result``."""
+Authorizer = Callable[[Collection[str]], Awaitable[Mapping[str, str]]]
+"""Token hashes -> the registered bot name of each one still valid (known, current, bot enabled). The
+arena's workers ask the registry; without one, a referee admits the tokens of its matches' seats."""
 
-    def __init__(self, *, admin_token: str | None = None, keep_finished_s: float = 600.0) -> None:
+
+class Referee:
+    """Hosts matches and bot sessions. Servicers delegate here; the arena hooks ``on_result``.
+
+    ``admin_token``: needed on every RefereeService call when set. ``authorizer``: consulted when a bot
+    opens a session and by ``revalidate`` (the arena calls it every second), so that a rotated-away
+    token or a disabled bot stops playing at once.
+    """
+
+    def __init__(
+        self,
+        *,
+        admin_token: str | None = None,
+        keep_finished_s: float = 600.0,
+        authorizer: Authorizer | None = None,
+    ) -> None:
         self.admin_token = admin_token
+        self.authorizer = authorizer
         self.keep_finished_s = keep_finished_s  # finished matches stay queryable this long, then are dropped
         self.matches: dict[str, Match] = {}
         self.tasks: dict[str, asyncio.Task[MatchResult]] = {}
         self.sessions: dict[str, set[Session]] = {}  # token hash -> live sessions
+        self.identities: dict[str, set[Session]] = {}  # registered bot name -> live sessions
         self.bot_tokens: dict[str, str] = {}  # token hash -> bot name, for bots not yet seated
         self.on_result: list[Callable[[Match, MatchResult], Any]] = []
         self._ids = itertools.count(1)
@@ -154,6 +180,36 @@ class Referee:
             return True
         return any(s.token_sha256 == token_hash for m in self.matches.values() if m.result is None for s in m.seats)
 
+    async def admit(self, token_hash: str) -> tuple[bool, str | None]:
+        """Whether a bot token may open a session here, and the registered name it belongs to."""
+        if self.authorizer is None:
+            return self.known_token(token_hash), None
+        name = (await self.authorizer([token_hash])).get(token_hash)
+        return name is not None, name
+
+    async def revalidate(self, check: Authorizer | None = None) -> int:
+        """End the sessions whose token is no longer valid (rotated away, bot disabled) by ``check``
+        (default: the authorizer); returns how many. An error of ``check`` ends none."""
+        check = check or self.authorizer
+        if check is None:
+            return 0
+        hashes = {h for h, sessions in self.sessions.items() if sessions}
+        if not hashes:
+            return 0
+        valid = await check(hashes)
+        ended = 0
+        for token_hash in hashes - set(valid):
+            for session in list(self.sessions.get(token_hash, ())):
+                self.revoke(session, "the bot's token was rotated or the bot was disabled")
+                ended += 1
+        return ended
+
+    def revoke(self, session: Session, reason: str) -> None:
+        """End a session: its stream closes with UNAUTHENTICATED and ``reason``; its seats are let go."""
+        session.revoked = reason
+        self.close_session(session)
+        session.queue.put_nowait(None)
+
     def start_match(self, spec: MatchSpec, resume_from: Sequence[str] | None = None) -> Match:
         """Run a match; with ``resume_from`` (its transcript lines so far), take it over where it stopped."""
         if spec.match_id in self.matches:
@@ -161,7 +217,8 @@ class Referee:
         match = Match(spec) if resume_from is None else Match.resume(spec, resume_from)
         self.matches[spec.match_id] = match
         for seat, s in enumerate(match.seats):
-            for session in self.sessions.get(s.token_sha256, ()):
+            candidates = self.sessions.get(s.token_sha256, set()) | self.identities.get(s.bot_name, set())
+            for session in candidates:
                 if session.hello and session.wants(spec.match_id):
                     session.seats.add((spec.match_id, seat))
                     match.attach(seat, session, session.bot_version)
@@ -185,9 +242,11 @@ class Referee:
         self.matches.pop(match_id, None)
         self.tasks.pop(match_id, None)
 
-    def open_session(self, token_hash: str) -> Session:
-        session = Session(session_id=f"s{next(self._ids)}", token_hash=token_hash)
+    def open_session(self, token_hash: str, identity: str | None = None) -> Session:
+        session = Session(session_id=f"s{next(self._ids)}", token_hash=token_hash, identity=identity)
         self.sessions.setdefault(token_hash, set()).add(session)
+        if identity is not None:
+            self.identities.setdefault(identity, set()).add(session)
         return session
 
     def hello(self, session: Session, hello: bot_pb2.Hello) -> None:
@@ -208,12 +267,14 @@ class Referee:
             if match.result is not None or not session.wants(match.match_id):
                 continue
             for seat, s in enumerate(match.seats):
-                if s.token_sha256 == session.token_hash:
+                if session.holds(s):
                     session.seats.add((match.match_id, seat))
                     match.attach(seat, session, session.bot_version)
 
     def close_session(self, session: Session) -> None:
         self.sessions.get(session.token_hash, set()).discard(session)
+        if session.identity is not None:
+            self.identities.get(session.identity, set()).discard(session)
         for match_id, seat in session.seats:
             match = self.matches.get(match_id)
             if match is not None:
@@ -277,15 +338,18 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):
                 grpc.StatusCode.UNAUTHENTICATED, "missing bot token: send 'authorization: Bearer <token>'"
             )
         token_hash = token_sha256(token or "")
-        if not self.referee.known_token(token_hash):
-            await abort(context, grpc.StatusCode.UNAUTHENTICATED, "unknown bot token")
-        session = self.referee.open_session(token_hash)
+        admitted, identity = await self.referee.admit(token_hash)
+        if not admitted:
+            await abort(context, grpc.StatusCode.UNAUTHENTICATED, "unknown bot token (or rotated, or its bot disabled)")
+        session = self.referee.open_session(token_hash, identity)
         slog = log.bind(session_id=session.session_id)
         reader = asyncio.get_running_loop().create_task(self._read(request_iterator, session))
         try:
             while True:
                 message = await session.queue.get()
                 if message is None:
+                    if session.revoked:
+                        await abort(context, grpc.StatusCode.UNAUTHENTICATED, session.revoked)
                     return
                 yield message
         finally:
@@ -315,9 +379,18 @@ class RefereeServicer(referee_pb2_grpc.RefereeServiceServicer):
     def __init__(self, referee: Referee) -> None:
         self.referee = referee
 
-    async def _admin(self, context: grpc.aio.ServicerContext) -> None:
-        if self.referee.admin_token is not None and bearer(context) != self.referee.admin_token:
-            await abort(context, grpc.StatusCode.UNAUTHENTICATED, "this call needs the referee's admin token")
+    async def _admin(self, context: grpc.aio.ServicerContext) -> bool:
+        """Every RefereeService call needs the admin token when the referee has one: a caller without a
+        known token is UNAUTHENTICATED, a bot is PERMISSION_DENIED. True when the caller is the admin."""
+        token = bearer(context)
+        admin = self.referee.admin_token
+        if admin is None:
+            return False
+        if token is not None and secrets.compare_digest(token.encode(), admin.encode()):
+            return True
+        if token is not None and (await self.referee.admit(token_sha256(token)))[0]:
+            await abort(context, grpc.StatusCode.PERMISSION_DENIED, "RefereeService needs the admin token, not a bot's")
+        await abort(context, grpc.StatusCode.UNAUTHENTICATED, "this call needs the referee's admin token")
 
     async def StartMatch(  # noqa: N802
         self, request: referee_pb2.StartMatchRequest, context: grpc.aio.ServicerContext
@@ -336,6 +409,7 @@ class RefereeServicer(referee_pb2_grpc.RefereeServiceServicer):
     async def GetMatch(  # noqa: N802
         self, request: referee_pb2.GetMatchRequest, context: grpc.aio.ServicerContext
     ) -> referee_pb2.GetMatchResponse:
+        await self._admin(context)
         match = self.referee.matches.get(request.match_id)
         if match is None:
             await abort(context, grpc.StatusCode.NOT_FOUND, f"no match {request.match_id!r}")
@@ -349,10 +423,16 @@ class RefereeServicer(referee_pb2_grpc.RefereeServiceServicer):
     async def WatchMatch(  # noqa: N802
         self, request: referee_pb2.WatchMatchRequest, context: grpc.aio.ServicerContext
     ) -> AsyncIterator[referee_pb2.WatchMatchResponse]:
+        """The match's transcript lines as they come; other seats' refused text and reasons only for the admin."""
+        admin = await self._admin(context)
         match = self.referee.matches.get(request.match_id)
         if match is None:
             await abort(context, grpc.StatusCode.NOT_FOUND, f"no match {request.match_id!r}")
         async for line in match.follow():
+            if not admin and '"refusal"' in line:
+                event = transcript.parse_event(line)
+                if isinstance(event, transcript.Refusal):
+                    line = event.public().to_line()
             yield referee_pb2.WatchMatchResponse(transcript_line=line)
         if match.result is not None:
             yield referee_pb2.WatchMatchResponse(result=result_to_proto(match.result))

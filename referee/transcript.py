@@ -8,10 +8,10 @@ One JSON object per line, each with a ``type``:
   think_ms, bank_ms (left after the move) and fallback (true when the referee played it).
 - ``refusal``: ply, seat, action, code, reason (the public form of another seat's refusal has no
   action and no reason).
-- ``strike``: ply, seat, strikes (count so far), reason (``timeout``).
+- ``strike``: ply, seat, strikes (count so far), reason (``timeout``, or ``refusals``: too many in one turn).
 - ``disconnect`` / ``reconnect``: ply, seat.
 - ``resumed``: ply (another referee process took the match over from the lines above).
-- ``forfeit``: ply, seat, reason (``strikes`` or ``disconnected``).
+- ``forfeit``: ply, seat, reason (``strikes``, ``disconnected`` or ``refusals``: too many in one match).
 - ``footer`` (last line): end_reason (completed, forfeit, aborted), plies, scores, game_ranks (the
   engine's), ranks (after forfeits: forfeited seats last), forfeited, seed, ended_at, detail.
 

@@ -336,16 +336,30 @@ def test_referee_service_start_get_watch_and_errors() -> None:
                 await stub.StartMatch(bad, metadata=md)
             assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT and "chess" in (info.value.details() or "")
             with pytest.raises(grpc.aio.AioRpcError) as info:
-                await stub.GetMatch(referee_pb2.GetMatchRequest(match_id="nope"))
+                await stub.GetMatch(referee_pb2.GetMatchRequest(match_id="nope"), metadata=md)
             assert info.value.code() == grpc.StatusCode.NOT_FOUND
+            # every RefereeService call needs the admin token: none or a wrong one is UNAUTHENTICATED, a
+            # bot's (seat 0's) is PERMISSION_DENIED
+            for metadata, code in [((), grpc.StatusCode.UNAUTHENTICATED),
+                                   ((("authorization", "Bearer wrong"),), grpc.StatusCode.UNAUTHENTICATED),
+                                   ((("authorization", "Bearer t0"),), grpc.StatusCode.PERMISSION_DENIED)]:  # fmt: skip
+                for call in (stub.StartMatch(request, metadata=metadata),
+                             stub.GetMatch(referee_pb2.GetMatchRequest(match_id="w1"), metadata=metadata)):  # fmt: skip
+                    with pytest.raises(grpc.aio.AioRpcError) as info:
+                        await call
+                    assert info.value.code() == code
+                with pytest.raises(grpc.aio.AioRpcError) as info:
+                    async for _ in stub.WatchMatch(referee_pb2.WatchMatchRequest(match_id="w1"), metadata=metadata):
+                        pass
+                assert info.value.code() == code
             bots = [
                 asyncio.create_task(BotClient(RandomTestBot(i), target, f"t{i}", max_matches=1).run()) for i in range(2)
             ]
-            lines = [r.transcript_line async for r in stub.WatchMatch(referee_pb2.WatchMatchRequest(match_id="w1"))
-                     if r.WhichOneof("event") == "transcript_line"]  # fmt: skip
+            watch = stub.WatchMatch(referee_pb2.WatchMatchRequest(match_id="w1"), metadata=md)
+            lines = [r.transcript_line async for r in watch if r.WhichOneof("event") == "transcript_line"]
             assert json.loads(lines[0])["type"] == "header" and json.loads(lines[-1])["type"] == "footer"
             assert transcript.verify_lines(lines) is None
-            got = await stub.GetMatch(referee_pb2.GetMatchRequest(match_id="w1"))
+            got = await stub.GetMatch(referee_pb2.GetMatchRequest(match_id="w1"), metadata=md)
             assert got.finished and got.result.end_reason == match_pb2.END_REASON_COMPLETED
             for t in bots:
                 t.cancel()
@@ -464,5 +478,101 @@ def test_a_match_resumes_from_its_transcript_on_another_referee() -> None:
         finally:
             await second.shutdown()
             await server.stop(None)
+
+    run(test)
+
+
+async def flood(target: str, token: str, per_turn: int, legal_after: bool) -> int:
+    """A hostile seat: answers every turn with ``per_turn`` garbage actions as fast as it can (then a legal
+    one if ``legal_after``). Returns how many it sent."""
+    sent = 0
+    async with grpc.aio.insecure_channel(target) as channel:
+        call, requests = raw_session(bot_pb2_grpc.BotServiceStub(channel), token)  # type: ignore[no-untyped-call]
+        await requests.put(bot_pb2.PlayRequest(hello=bot_pb2.Hello(bot_name="flood", bot_version="1")))
+        async for message in call:
+            kind = message.WhichOneof("message")
+            if kind == "turn":
+                t = message.turn
+                for i in range(per_turn):
+                    text = f"garbage {i}" if i % 2 else "deal german-1"  # a syntax and an illegal refusal
+                    action = bot_pb2.SubmitAction(match_id=t.match_id, seat=t.seat, turn_id=t.turn_id, action=text)
+                    await requests.put(bot_pb2.PlayRequest(action=action))
+                    sent += 1
+                if legal_after:
+                    action = bot_pb2.SubmitAction(match_id=t.match_id, seat=t.seat, turn_id=t.turn_id,
+                                                  action=t.legal_actions[0])  # fmt: skip
+                    await requests.put(bot_pb2.PlayRequest(action=action))
+            elif kind == "match_ended":
+                break
+        await requests.put(None)
+    return sent
+
+
+def test_a_refusal_flood_ends_each_turn_as_a_strike_and_the_transcript_stays_small() -> None:
+    """1,000 refused actions a turn: MAX_REFUSALS_PER_TURN are recorded, the turn is a strike (reason
+    ``refusals``) with the fallback played; three such turns forfeit a two-player match."""
+    from referee.match import MAX_REFUSALS_PER_TURN
+
+    async def test(referee: Referee, target: str) -> None:
+        match = referee.start_match(spec("shanghaien", ["flood", "calm"]))
+        calm = asyncio.create_task(BotClient(RandomTestBot(1), target, "calm", max_matches=1).run())
+        sent = await flood(target, "flood", 1000, legal_after=False)
+        result = await referee.tasks[match.match_id]
+        calm.cancel()
+        events = [json.loads(line) for line in match.lines]
+        refusals = [e for e in events if e["type"] == "refusal"]
+        strikes = [e for e in events if e["type"] == "strike"]
+        assert sent >= 3000
+        assert len(refusals) == 3 * MAX_REFUSALS_PER_TURN
+        assert [(s["strikes"], s["reason"]) for s in strikes] == [(1, "refusals"), (2, "refusals"), (3, "refusals")]
+        assert result.end_reason is EndReason.FORFEIT and result.seats[0].status is SeatStatus.FORFEITED
+        assert sum(len(line) for line in match.lines) < 20_000
+        assert verify(referee, match.match_id) is None
+
+    run(test)
+
+
+def test_refusals_past_the_match_limit_forfeit_the_seat(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A seat that keeps sending refused actions before each legal one forfeits at the match's limit."""
+    import referee.match
+
+    monkeypatch.setattr(referee.match, "MAX_REFUSALS_PER_MATCH", 12)
+
+    async def test(ref: Referee, target: str) -> None:
+        match = ref.start_match(spec("shanghaien", ["flood", "calm"]))
+        calm = asyncio.create_task(BotClient(RandomTestBot(1), target, "calm", max_matches=1).run())
+        await flood(target, "flood", 3, legal_after=True)
+        result = await ref.tasks[match.match_id]
+        calm.cancel()
+        events = [json.loads(line) for line in match.lines]
+        assert len([e for e in events if e["type"] == "refusal"]) == 12
+        assert not [e for e in events if e["type"] == "strike"]
+        assert [e["reason"] for e in events if e["type"] == "forfeit"] == ["refusals"]
+        assert result.end_reason is EndReason.FORFEIT and result.seats[0].refusals == 12
+        assert verify(ref, match.match_id) is None
+
+    run(test)
+
+
+def test_watching_a_match_without_the_admin_token_hides_other_seats_refused_text() -> None:
+    """WatchMatch streams refusals in their public form (seat, ply, code) unless the admin asks."""
+
+    async def test(referee: Referee, target: str) -> None:
+        referee.admin_token = "admin"
+        result = await play_match(referee, target, "shanghaien", [IllegalFirstBot(), RandomTestBot(2)])
+        async with grpc.aio.insecure_channel(target) as channel:
+            stub = referee_pb2_grpc.RefereeServiceStub(channel)  # type: ignore[no-untyped-call]
+            request = referee_pb2.WatchMatchRequest(match_id=result.match_id)
+            admin = (("authorization", "Bearer admin"),)
+            full = [r.transcript_line async for r in stub.WatchMatch(request, metadata=admin) if r.transcript_line]
+        referee.admin_token = None  # a standalone referee without an admin token: everyone sees the public form
+        async with grpc.aio.insecure_channel(target) as channel:
+            stub = referee_pb2_grpc.RefereeServiceStub(channel)  # type: ignore[no-untyped-call]
+            public = [r.transcript_line async for r in stub.WatchMatch(request) if r.transcript_line]
+        refused = [json.loads(x) for x in full if '"refusal"' in x]
+        shown = [json.loads(x) for x in public if '"refusal"' in x]
+        assert refused and all("action" in e and "reason" in e for e in refused)
+        assert len(shown) == len(refused) and all("action" not in e and "reason" not in e for e in shown)
+        assert transcript.verify_lines(public) is None
 
     run(test)

@@ -25,6 +25,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
         worker = Worker(
             s["redis_url"], listen=s["listen"] or "0.0.0.0:50061", advertise=s["advertise"] or None,
             worker_id=args.worker_id, capacity=args.capacity, lease_ms=args.lease_ms, drain_s=args.drain_s,
+            admin_token=s["admin_token"],
         )  # fmt: skip
         await worker.start()
         await worker.run(stop)
@@ -123,7 +124,7 @@ def add_parser(sub: Any) -> None:
     p.set_defaults(func=cmd_gateway)
 
     p = sub.add_parser("worker", help="a referee worker: run matches from the queue")
-    add_settings(p, "redis_url", "listen", "advertise", "metrics_port", "log_level")
+    add_settings(p, "redis_url", "listen", "advertise", "admin_token", "metrics_port", "log_level")
     p.add_argument("--worker-id", help="default: host-pid-random")
     p.add_argument("--capacity", type=int, default=500, help="matches at once (default 500)")
     p.add_argument("--lease-ms", type=int, default=10_000, help="lease length (default 10000)")

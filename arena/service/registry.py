@@ -12,6 +12,7 @@ import json
 import re
 import secrets
 import time
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -195,6 +196,24 @@ class Registry:
     def name_for_hash(self, token_sha256: str) -> str | None:
         name = self.r.get(keys.token(token_sha256))
         return None if name is None else keys.text(name)
+
+    def valid_tokens(self, hashes: Collection[str]) -> dict[str, str]:
+        """Of these token hashes, those that may play now, each with its bot's name: the bot's current
+        token (not one rotated away) and the bot enabled. Two round trips whatever the count."""
+        hashes = list(hashes)
+        pipe = self.r.pipeline(transaction=False)
+        for h in hashes:
+            pipe.get(keys.token(h))
+        names = [None if n is None else keys.text(n) for n in pipe.execute()]
+        pipe = self.r.pipeline(transaction=False)
+        for name in names:
+            pipe.hmget(keys.bot(name or ""), "token_sha256", "enabled")
+        out = {}
+        for h, name, (current, enabled) in zip(hashes, names, pipe.execute(), strict=True):
+            is_enabled = enabled is None or keys.text(enabled) == "1"
+            if name is not None and current is not None and keys.text(current) == h and is_enabled:
+                out[h] = name
+        return out
 
     # ------------------------------------------------------------------ presence
 

@@ -22,7 +22,7 @@ import os
 import secrets
 import socket
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import Any, Final, TypeVar
 
 import redis
@@ -45,6 +45,9 @@ log = structlog.get_logger("arena.service.worker")
 T = TypeVar("T")
 UNKNOWN_TOKEN: Final = "0" * 64  # a seat whose bot is gone: nobody can join it, and the match aborts
 WORKER_TTL_S: Final = 15
+REVALIDATE_S: Final = 1.0
+RECLAIM_EVERY_S: Final = 0.2  # how often a worker looks for expired leases
+TAKEOVER_ROOM: Final = 2  # a worker takes matches over up to this many times its capacity
 BOT_EVENTS_MAXLEN: Final = 1000
 _REDIS_DOWN = (redis.ConnectionError, redis.TimeoutError)
 
@@ -126,6 +129,7 @@ class Worker:
         lease_ms: int = 10_000,
         block_ms: int = 1_000,
         drain_s: float = 30.0,
+        admin_token: str = "",
     ) -> None:
         self.redis_url = redis_url
         self.listen = listen
@@ -135,7 +139,9 @@ class Worker:
         self.lease_ms = lease_ms
         self.block_ms = block_ms
         self.drain_s = drain_s
-        self.referee = Referee()
+        # RefereeService is the control plane: only the deployment's admin may call it (a random token
+        # when none is configured, so nobody can); bots are vouched for by the registry on every session.
+        self.referee = Referee(admin_token=admin_token or secrets.token_urlsafe(32), authorizer=self._authorize)
         self.running: dict[str, asyncio.Task[None]] = {}
         self.lost: set[str] = set()
         self.log = log.bind(worker=self.worker_id)
@@ -165,8 +171,8 @@ class Worker:
     async def run(self, stop: asyncio.Event) -> None:
         loops = [
             asyncio.create_task(self._claim_loop(), name="claim"),
-            asyncio.create_task(self._reclaim_loop(), name="reclaim"),
             asyncio.create_task(self._heartbeat_loop(), name="heartbeat"),
+            asyncio.create_task(self._revalidate_loop(), name="revalidate"),
         ]
         await stop.wait()
         self._stopping = True
@@ -205,7 +211,18 @@ class Worker:
     # ------------------------------------------------------------------ loops
 
     async def _claim_loop(self) -> None:
+        """Matches whose lease ran out (their worker died) first, then new ones: orphaned matches, whose
+        bots are waiting, never queue behind new work. ``capacity`` bounds new work; takeovers may go up
+        to twice it, so an orphan does not wait for a free slot either."""
+        last_reclaim = 0.0
         while not self._stopping:
+            room = TAKEOVER_ROOM * self.capacity - len(self.running)
+            if room > 0 and time.monotonic() - last_reclaim >= RECLAIM_EVERY_S:
+                last_reclaim = time.monotonic()
+                for orphan in await self._redis("reclaim", self.queue.reclaim, self.worker_id, room):
+                    if orphan.match_id in self.running:
+                        continue  # our own lease lapsed while Redis was away; it is ours again
+                    self._launch(orphan, "taken over")
             if len(self.running) >= self.capacity:
                 await asyncio.sleep(0.05)
                 continue
@@ -213,16 +230,30 @@ class Worker:
             if claim is not None:
                 self._launch(claim, "claimed")
 
-    async def _reclaim_loop(self) -> None:
+    async def _registry_check(self, hashes: Collection[str]) -> dict[str, str]:
+        return await asyncio.to_thread(self.registry.valid_tokens, hashes)
+
+    async def _authorize(self, hashes: Collection[str]) -> dict[str, str]:
+        """The registry's word on these tokens. While Redis is away the referee trusts what it was told
+        when its matches started (the seats' token hashes), so running matches go on without Redis."""
+        try:
+            return await self._registry_check(hashes)
+        except _REDIS_DOWN:
+            metrics.REDIS_ERRORS.labels("authorize").inc()
+            seats = {s.token_sha256: s.bot_name for m in self.referee.matches.values() if m.result is None
+                     for s in m.seats}  # fmt: skip
+            return {h: seats[h] for h in hashes if h in seats}
+
+    async def _revalidate_loop(self) -> None:
+        """Sessions whose token was rotated away or whose bot was disabled end within a second."""
         while not self._stopping:
-            await asyncio.sleep(self.lease_ms / 2000)
-            free = self.capacity - len(self.running)
-            if free <= 0:
-                continue
-            for claim in await self._redis("reclaim", self.queue.reclaim, self.worker_id, free):
-                if claim.match_id in self.running:
-                    continue  # our own lease lapsed while Redis was away; it is ours again
-                self._launch(claim, "taken over")
+            await asyncio.sleep(REVALIDATE_S)
+            try:
+                ended = await self.referee.revalidate(self._registry_check)
+            except _REDIS_DOWN:
+                continue  # no word from the registry: sessions go on
+            if ended:
+                self.log.info("bot sessions ended: token no longer valid", sessions=ended)
 
     async def _heartbeat_loop(self) -> None:
         while not self._stopping:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, fields, replace
 from fractions import Fraction
-from typing import Any, Protocol, Self, TypeVar
+from typing import Any, ClassVar, Protocol, Self, TypeVar
 
 CHANCE = -1
 """``current_player()`` at a chance node: the referee samples an outcome from the match seed."""
@@ -80,7 +80,9 @@ class TimeControl:
     disconnect_grace_ms: int = 10_000
     join_timeout_ms: int = 30_000
 
-    MAX_MS = 3_600_000  # no field may exceed an hour (a class constant, not a field)
+    MAX_MS: ClassVar[int] = 3_600_000  # no field may exceed an hour ...
+    FIELD_MAX_MS: ClassVar[Mapping[str, int]] = {"grace_ms": 10_000, "disconnect_grace_ms": 120_000,
+                                                 "join_timeout_ms": 300_000}  # ... nor these  # fmt: skip
 
     def with_overrides(self, **changes: int | None) -> TimeControl:
         """This control with the given fields changed; a field given as None or 0 keeps its value.
@@ -89,10 +91,11 @@ class TimeControl:
         unknown = set(changes) - known
         if unknown:
             raise ValueError(f"unknown time control field(s): {', '.join(sorted(unknown))}")
-        for value in changes.values():
-            if value is not None and (isinstance(value, bool) or not isinstance(value, int)
-                                      or not 0 <= value <= self.MAX_MS):  # fmt: skip
-                raise ValueError(f"time control values are whole milliseconds between 0 and {self.MAX_MS:,}")
+        for name, value in changes.items():
+            top = self.FIELD_MAX_MS.get(name, self.MAX_MS)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= top):
+                raise ValueError(f"time control values are whole milliseconds between 0 and {self.MAX_MS:,} "
+                                 f"({name} at most {top:,})")  # fmt: skip
         return replace(self, **{k: v for k, v in changes.items() if v})
 
     def to_dict(self) -> dict[str, int]:
