@@ -216,3 +216,18 @@ def test_a_bot_that_keeps_forfeiting_is_paused_until_it_passes_validation(with_r
     queued.clear()
     s.tick(0)
     assert any("flaky" in set(q.bot_names) for q in queued)
+
+
+def test_a_tick_queues_no_more_than_its_limit() -> None:
+    """The ladder runner's ``max_matches``: a tick that could queue several stops at what is left."""
+    bots = [BotInfo(n, "1", ("shanghaien",), max_concurrent=5) for n in "abcdef"]
+
+    class Source:
+        def bots(self) -> list[BotInfo]:
+            return bots
+
+    queued: list[Pairing] = []
+    cfg = SchedulerConfig(games=("shanghaien",), queue_depth=10, max_rate=100.0, burst=10)
+    s = Scheduler(Source(), lambda g: {}, queued.append, cfg)
+    assert len(s.tick(0, limit=1)) == 1 and len(queued) == 1
+    assert len(s.tick(1)) > 1

@@ -149,8 +149,9 @@ class LadderRunner:
                         self.scheduler.on_reconnect(b)
                 self._online = online
                 metrics.LADDER_PAUSED.set(sum(1 for b in bots if self.scheduler.paused(b.key)))
-                if self.max_matches is None or self.scheduled < self.max_matches:
-                    self.scheduler.tick(self.queue.depth()[Priority.LADDER.value], bots)
+                left = None if self.max_matches is None else self.max_matches - self.scheduled
+                if left is None or left > 0:
+                    self.scheduler.tick(self.queue.depth()[Priority.LADDER.value], bots, limit=left)
             except (redis.ConnectionError, redis.TimeoutError) as e:
                 log.warning("redis unavailable, retrying", error=str(e)[:200])
                 self._stop.wait(1.0)

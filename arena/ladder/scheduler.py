@@ -150,15 +150,20 @@ class Scheduler:
 
     # ------------------------------------------------------------------------------ scheduling
 
-    def tick(self, queue_depth: int, bots: Sequence[BotInfo] | None = None) -> list[Pairing]:
-        """Queue ladder matches until ``queue_depth`` (waiting now) reaches the target or the rate allows
-        no more; returns the pairings queued. ``bots``: the source's bots, if the caller read them already."""
+    def tick(
+        self, queue_depth: int, bots: Sequence[BotInfo] | None = None, limit: int | None = None
+    ) -> list[Pairing]:
+        """Queue ladder matches until ``queue_depth`` (waiting now) reaches the target, the rate allows no
+        more or ``limit`` are queued; returns the pairings queued. ``bots``: the source's bots, if the
+        caller read them already."""
         now = self.clock()
         self._tokens = min(float(self.config.burst), self._tokens + (now - self._refilled) * self.config.max_rate)
         self._refilled = now
         out: list[Pairing] = []
         bots = list(self.source.bots() if bots is None else bots)
         while queue_depth + len(out) < self.config.queue_depth and self._tokens >= 1.0:
+            if limit is not None and len(out) >= limit:
+                break
             pairing = self.next_match(bots)
             if pairing is None:
                 break
