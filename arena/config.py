@@ -59,6 +59,10 @@ def load_file(path: Path | None) -> dict[str, Any]:
     unknown = set(data) - set(SETTINGS)
     if unknown:
         raise ValueError(f"{path}: unknown setting(s) {', '.join(sorted(unknown))}; known: {', '.join(SETTINGS)}")
+    for name, value in data.items():
+        kind = type(SETTINGS[name].default)
+        if type(value) is not kind:  # bool is an int, but not a port
+            raise ValueError(f"{path}: {name} must be {'a whole number' if kind is int else 'a string'}, not {value!r}")
     return data
 
 
@@ -69,7 +73,10 @@ def resolve(name: str, flag: Any, file_values: dict[str, Any]) -> Any:
         return flag
     env = os.environ.get(s.env)
     if env not in (None, ""):
-        return type(s.default)(env) if not isinstance(s.default, str) else env
+        try:
+            return type(s.default)(env) if not isinstance(s.default, str) else env
+        except ValueError:
+            raise ValueError(f"${s.env} must be a whole number, not {env!r}") from None
     if name in file_values:
         return file_values[name]
     return s.default

@@ -34,5 +34,9 @@ MATCHES_REQUESTED: Final = Counter("arena_matches_requested_total", "Matches que
 
 
 def serve(port: int, address: str = "0.0.0.0") -> None:
+    """Serve ``/metrics`` on ``port`` (0: not at all); OSError naming the port when it is taken."""
     if port:
-        start_http_server(port, addr=address)
+        try:
+            start_http_server(port, addr=address)
+        except OSError as e:
+            raise OSError(e.errno, f"cannot serve /metrics on {address}:{port}: {e.strerror or e}") from e

@@ -21,17 +21,17 @@ from referee.spec import MatchSpec, SeatSpec
 from referee.wire import bot_pb2, bot_pb2_grpc, match_pb2, referee_pb2, referee_pb2_grpc
 from referee.wire.contract import (
     MAX_MESSAGE_BYTES,
-    SERVER_OPTIONS,
     abort,
     bearer,
     control_from_proto,
     control_to_proto,
+    new_server,
     result_to_proto,
     serve,
     service_name,
     to_proto_enum,
 )
-from referee.wire.values import MatchResult, RefusalCode, token_sha256
+from referee.wire.values import MatchResult, RefusalCode, bot_text_error, token_sha256
 
 log = structlog.get_logger("referee.server")
 
@@ -55,6 +55,7 @@ class Session:
     acks: bool = False
     identity: str | None = None  # the bot's registered name, when an authorizer vouched for the token
     revoked: str = ""  # why the referee ended the session (its token stopped being valid)
+    refused: str = ""  # why the referee refused the session's Hello (INVALID_ARGUMENT)
 
     def wants(self, match_id: str) -> bool:
         return not self.match_filter or match_id in self.match_filter
@@ -250,6 +251,11 @@ class Referee:
         return session
 
     def hello(self, session: Session, hello: bot_pb2.Hello) -> None:
+        problem = bot_text_error(bot_name=hello.bot_name, bot_version=hello.bot_version, sdk_version=hello.sdk_version)
+        if problem is not None:  # the stream ends with INVALID_ARGUMENT; nothing of it is kept
+            session.refused = problem
+            session.queue.put_nowait(None)
+            return
         session.hello = True
         session.bot_name = hello.bot_name
         session.bot_version = hello.bot_version
@@ -350,6 +356,8 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):
                 if message is None:
                     if session.revoked:
                         await abort(context, grpc.StatusCode.UNAUTHENTICATED, session.revoked)
+                    if session.refused:
+                        await abort(context, grpc.StatusCode.INVALID_ARGUMENT, session.refused)
                     return
                 yield message
         finally:
@@ -440,7 +448,7 @@ class RefereeServicer(referee_pb2_grpc.RefereeServiceServicer):
 
 async def start_server(referee: Referee, address: str = "127.0.0.1:0") -> tuple[grpc.aio.Server, int]:
     """Serve the referee on ``address`` (port 0: any free port). Returns the server and its port."""
-    server = grpc.aio.server(options=SERVER_OPTIONS)
+    server = new_server()
     bot_pb2_grpc.add_BotServiceServicer_to_server(BotServicer(referee), server)  # type: ignore[no-untyped-call]
     referee_pb2_grpc.add_RefereeServiceServicer_to_server(RefereeServicer(referee), server)  # type: ignore[no-untyped-call]
     services = (service_name(bot_pb2, "BotService"), service_name(referee_pb2, "RefereeService"))

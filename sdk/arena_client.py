@@ -20,7 +20,7 @@ import structlog
 from referee.wire import arena_pb2, arena_pb2_grpc
 from referee.wire.contract import bearer_metadata
 from sdk.bot import Bot, MatchOutcome
-from sdk.client import SDK_VERSION, AuthenticationError, BotClient
+from sdk.client import SDK_VERSION, AuthenticationError, BotClient, check_bot
 
 log = structlog.get_logger("sdk.arena")
 
@@ -34,7 +34,7 @@ class ArenaBotRunner:
     def __init__(
         self, bot: Bot, gateway: str, token: str, *, max_matches: int | None = None, max_backoff: float = 5.0
     ) -> None:
-        self.bot = bot
+        self.bot = check_bot(bot)
         self.gateway = gateway
         self.token = token
         self.max_matches = max_matches

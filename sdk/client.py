@@ -22,7 +22,7 @@ import structlog
 from referee import games
 from referee.wire import bot_pb2, bot_pb2_grpc
 from referee.wire.contract import bearer_metadata, from_proto_enum, to_proto_enum
-from referee.wire.values import EndReason, RefusalCode, SeatStatus
+from referee.wire.values import EndReason, RefusalCode, SeatStatus, bot_text_error
 from sdk.bot import Bot, MatchInfo, MatchOutcome, Refusal, SeatOutcome, Turn
 
 log = structlog.get_logger("sdk.client")
@@ -39,6 +39,20 @@ _NOT_RETRIED = {RefusalCode.STALE_TURN, RefusalCode.PERMISSION_DENIED, RefusalCo
 
 class AuthenticationError(Exception):
     """The referee refused the token: reconnecting will not help."""
+
+
+class BotLoadError(ValueError):
+    """A bot spec that gives no playable bot (no such file, module or class, an error importing it, or a
+    name or version the referee would refuse); the message says which and why."""
+
+
+def check_bot(bot: Bot) -> Bot:
+    """``bot``, if the referee will accept its ``name`` and ``version`` (``bot_text_error``: at most 64
+    printable characters); BotLoadError otherwise, before anything connects."""
+    problem = bot_text_error(name=bot.name, version=bot.version)
+    if problem is not None:
+        raise BotLoadError(f"bot {type(bot).__name__}: {problem}")
+    return bot
 
 
 @dataclass
@@ -87,8 +101,9 @@ class BotClient:
         reconnect: bool = True,
         max_backoff: float = 5.0,
         on_outcome: Callable[[MatchOutcome], None] | None = None,
+        on_error: Callable[[BaseException], None] | None = None,
     ) -> None:
-        self.bot = bot
+        self.bot = check_bot(bot)
         self.target = target
         self.token = token
         self.match_ids = match_ids
@@ -96,6 +111,7 @@ class BotClient:
         self.reconnect = reconnect
         self.max_backoff = max_backoff
         self.on_outcome = on_outcome
+        self.on_error = on_error  # told of each exception the bot's ``act`` raised
         self.matches: dict[str, _Match] = {}
         self.outcomes: list[MatchOutcome] = []
         self.log = log.bind(bot=bot.name)
@@ -236,6 +252,8 @@ class BotClient:
                 action = await asyncio.to_thread(self.bot.act, turn)
         except Exception as e:  # a bug in the bot: report it and let the referee's clock decide
             self.log.exception("bot.act raised", match_id=turn.match_id, ply=turn.ply, error=repr(e))
+            if self.on_error is not None:
+                self.on_error(e)
             return
         self._send(
             bot_pb2.PlayRequest(
@@ -290,24 +308,35 @@ async def run_bot(bot: Bot, target: str, token: str, **kwargs: Any) -> list[Matc
 
 
 def load_bot(spec: str, factory: Callable[[str], Bot] | None = None) -> Bot:
-    """A bot from ``path/to/file.py:ClassName`` or ``package.module:ClassName``."""
+    """A bot from ``path/to/file.py:ClassName`` or ``package.module:ClassName`` (or, without a colon,
+    ``factory(spec)``), checked with ``check_bot``. BotLoadError says what is wrong with the spec."""
+    try:
+        return check_bot(_load(spec, factory))
+    except BotLoadError:
+        raise
+    except Exception as e:  # the bot's own module may raise anything while it is imported
+        reason = str(e) if isinstance(e, ValueError | LookupError | OSError) else f"{type(e).__name__}: {e}"
+        raise BotLoadError(f"cannot load bot {spec!r}: {reason}") from e
+
+
+def _load(spec: str, factory: Callable[[str], Bot] | None) -> Bot:
     if ":" not in spec:
         if factory is not None:
             return factory(spec)
-        raise ValueError(f"{spec!r}: write FILE.py:ClassName or module:ClassName")
+        raise BotLoadError(f"{spec!r}: write FILE.py:ClassName or module:ClassName")
     where, _, name = spec.rpartition(":")
     if where.endswith(".py"):
         path = Path(where)
         if not path.is_file():
-            raise FileNotFoundError(f"no bot file {where}")
+            raise BotLoadError(f"cannot load bot {spec!r}: no file {where}")
         module_spec = importlib.util.spec_from_file_location(path.stem, path)
         if module_spec is None or module_spec.loader is None:
-            raise ImportError(f"cannot load {where}")
+            raise BotLoadError(f"cannot load bot {spec!r}: {where} is not a Python module")
         module = importlib.util.module_from_spec(module_spec)
         module_spec.loader.exec_module(module)
     else:
         module = importlib.import_module(where)
     cls = getattr(module, name, None)
     if not (isinstance(cls, type) and issubclass(cls, Bot)):
-        raise TypeError(f"{spec!r} is not a Bot subclass")
+        raise BotLoadError(f"cannot load bot {spec!r}: {where} has no Bot subclass {name!r}")
     return cls()

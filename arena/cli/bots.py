@@ -12,7 +12,19 @@ from typing import Any
 from google.protobuf.json_format import MessageToDict  # type: ignore[import-untyped]
 from rich.table import Table
 
-from arena.cli.common import REFERENCE_ALIASES, add_settings, client, console, error, errors, settings, utc
+from arena.cli.common import (
+    REFERENCE_ALIASES,
+    CliError,
+    add_settings,
+    client,
+    console,
+    error,
+    float_type,
+    non_negative_int,
+    positive_int,
+    settings,
+    utc,
+)
 from referee import games
 
 
@@ -30,12 +42,11 @@ def cmd_bot_run(args: argparse.Namespace) -> int:
     if args.rollouts:
         from sdk.bots.strong import MEASURED
 
-        kwargs["iterations"] = MEASURED if args.rollouts == "measured" else int(args.rollouts)
+        kwargs["iterations"] = MEASURED if args.rollouts == "measured" else args.rollouts
     name = REFERENCE_ALIASES.get(args.bot, args.bot)
     bot = load_bot(name, factory=lambda n: make_bot(n, **(kwargs if n == "strong" else {})))
     if not s["token"]:
-        errors.print("a bot token is needed: --token or ARENA_BOT_TOKEN")
-        return 2
+        raise CliError("a bot token is needed: --token or ARENA_BOT_TOKEN", 2)
     runner: BotClient | ArenaBotRunner
     if args.server:
         runner = BotClient(bot, args.server, s["token"], max_matches=args.matches)
@@ -44,14 +55,17 @@ def cmd_bot_run(args: argparse.Namespace) -> int:
     try:
         outcomes = asyncio.run(runner.run())
     except AuthenticationError as e:
-        errors.print(f"{'the referee' if args.server else 'the arena'} refused the bot: {e}")
-        return 1
+        raise CliError(f"{'the referee' if args.server else 'the arena'} refused the bot: {e}") from None
     except KeyboardInterrupt:
         return 130
     for o in outcomes:
         console.print(f"{o.match_id}: {o.end_reason}, place {o.mine.rank}, score {o.mine.score}")
     return 0
 
+
+
+def _rollouts(text: str) -> int | str:
+    return text if text == "measured" else positive_int(text)
 
 
 def cmd_bot_register(args: argparse.Namespace) -> int:
@@ -66,7 +80,7 @@ def cmd_bot_register(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({"bot": MessageToDict(bot, preserving_proto_field_name=True), "token": token}))
         return 0
-    console.print(f"registered [bold]{bot.name}[/bold] (owner {bot.owner}; plays {', '.join(bot.game_ids)})")
+    console.print(f"registered {bot.name} (owner {bot.owner}; plays {', '.join(bot.game_ids)})")
     console.print(f"token (shown once, keep it secret): {token}")
     return 0
 
@@ -134,10 +148,11 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--arena", help="the gateway host:port (default: ARENA_GATEWAY, the config file, 127.0.0.1:50051)")
     p.add_argument("--server", help="a standalone referee's host:port instead of the arena (arena referee serve)")
     p.add_argument("--config", help="TOML settings file")
-    p.add_argument("--matches", type=int, help="stop after this many matches")
-    p.add_argument("--time-per-move", type=float, help="reference bot 'strong': seconds of search per move")
-    p.add_argument("--rollouts", help="reference bot 'strong': N rollouts a move instead of a clock, or 'measured' "
-                   "(the counts of its strength figures)")  # fmt: skip
+    p.add_argument("--matches", type=positive_int, help="stop after this many matches")
+    p.add_argument("--time-per-move", type=float_type(0.001),
+                   help="reference bot 'strong': seconds of search per move")  # fmt: skip
+    p.add_argument("--rollouts", type=_rollouts, help="reference bot 'strong': N rollouts a move instead of a clock, "
+                   "or 'measured' (the counts of its strength figures)")  # fmt: skip
     p.add_argument("--log-level", default="INFO")
     p.set_defaults(func=cmd_bot_run)
 
@@ -146,7 +161,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("name")
     p.add_argument("--owner", required=True)
     p.add_argument("--game", action="append", required=True, choices=games.GAME_IDS, help="repeat per game id")
-    p.add_argument("--max-concurrent", type=int, default=0, help="matches at once (default 4)")
+    p.add_argument("--max-concurrent", type=non_negative_int, default=0, help="matches at once (default 4)")
     p.set_defaults(func=cmd_bot_register)
     p = bot.add_parser("list", help="registered bots, online or not")
     add_settings(p, "gateway")

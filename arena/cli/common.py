@@ -1,24 +1,71 @@
 """What every ``arena`` command shares: settings, consoles, the gateway client, progress columns,
-service start-up and error reporting. Command modules import this and nothing else of ``arena.cli``."""
+service start-up, argument types and error reporting. Command modules import this and nothing else of
+``arena.cli``.
+
+Errors: a command raises ``CliError`` (or lets an OSError, a Redis or gRPC error through);
+``arena.cli.main`` prints one line ``arena: error: ...`` on stderr and exits non-zero. Output: the
+consoles print text as it is, never as rich markup: names, versions, actions and messages come from
+bots and other people, so ``[/x]`` in one must not break a table, nor an escape sequence reach the
+terminal (``visible``)."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import re
 import signal
 from collections.abc import Callable
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any, Final
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, TextColumn, TimeElapsedColumn
+from rich.text import Text
 
 from arena import config
 
-console = Console(soft_wrap=True)
-errors = Console(stderr=True, soft_wrap=True)
+
+class CliError(Exception):
+    """A command cannot go on: ``arena: error: MESSAGE`` on stderr, exit status ``code`` (2: the
+    command line asked for something impossible, e.g. a file that is not there; 1: it failed)."""
+
+    def __init__(self, message: str, code: int = 1) -> None:
+        super().__init__(message)
+        self.message = message
+        self.code = code
+
+
+_UNSEEN: Final = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]")
+
+
+def visible(text: str) -> str:
+    """``text`` with control and invisible formatting characters (terminal escape sequences, bidi
+    overrides) written as escapes (``\x1b``); newlines and tabs stay."""
+    return _UNSEEN.sub(lambda m: ascii(m.group())[1:-1], text)
+
+
+class PlainConsole(Console):
+    """A rich console that prints strings as they are: no markup (``[bold]`` is text), no emoji codes,
+    and control characters made ``visible``. Style comes from ``style=`` or ``Text`` objects."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(markup=False, emoji=False, **kwargs)
+
+    def render_str(self, text: str, **kwargs: Any) -> Text:
+        return super().render_str(visible(text), **kwargs)
+
+    def on_broken_pipe(self) -> None:
+        """Output cut short (``arena ... | head``): ``arena.cli.main`` ends quietly, as for ``print``."""
+        self.quiet = True
+        raise BrokenPipeError
+
+
+console = PlainConsole(soft_wrap=True)
+errors = PlainConsole(stderr=True, soft_wrap=True)
 PROGRESS: Final[tuple[ProgressColumn, ...]] = (
-    TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+    TextColumn("{task.description}", style="bold", markup=False), BarColumn(), MofNCompleteColumn(),
+    TimeElapsedColumn(),
 )  # fmt: skip
 REFERENCE_ALIASES: Final = {"reference": "strong"}
 
@@ -30,9 +77,70 @@ def progress(**kwargs: Any) -> Progress:
 
 
 def settings(args: argparse.Namespace) -> dict[str, Any]:
-    """Every setting resolved for this command (flag > environment > config file > default)."""
-    file_values = config.load_file(config.config_file(getattr(args, "config", None)))
-    return {name: config.resolve(name, getattr(args, name, None), file_values) for name in config.SETTINGS}
+    """Every setting resolved for this command (flag > environment > config file > default); CliError
+    (exit 2) for a config file that cannot be read or holds something wrong, or a bad environment value."""
+    path = config.config_file(getattr(args, "config", None))
+    try:
+        file_values = config.load_file(path)
+    except OSError as e:
+        raise CliError(f"config file {path}: {e.strerror or e}", 2) from None
+    except ValueError as e:  # not TOML, or unknown settings (the message names the file)
+        raise CliError(f"config file {path}: {e}" if str(path) not in str(e) else str(e), 2) from None
+    try:
+        return {name: config.resolve(name, getattr(args, name, None), file_values) for name in config.SETTINGS}
+    except ValueError as e:
+        raise CliError(f"settings: {e}", 2) from None
+
+
+def int_type(minimum: int, maximum: int | None = None) -> Callable[[str], int]:
+    """An argparse ``type``: a whole number in [minimum, maximum]; anything else is a usage error (exit 2)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+        if value < minimum or (maximum is not None and value > maximum):
+            bound = f"between {minimum:,} and {maximum:,}" if maximum is not None else f"at least {minimum:,}"
+            raise argparse.ArgumentTypeError(f"must be {bound}, not {text}")
+        return value
+
+    parse.__name__ = "whole number"
+    return parse
+
+
+def float_type(minimum: float) -> Callable[[str], float]:
+    """An argparse ``type``: a number at least ``minimum``."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+        if not value >= minimum:  # NaN too
+            raise argparse.ArgumentTypeError(f"must be at least {minimum:g}, not {text}")
+        return value
+
+    parse.__name__ = "number"
+    return parse
+
+
+positive_int: Final = int_type(1)
+"""``--games``, ``--concurrency``, ``--limit``, ``--workers`` ...: 1 or more."""
+non_negative_int: Final = int_type(0)
+port_number: Final = int_type(0, 65_535)
+milliseconds: Final = int_type(1, 3_600_000)
+"""A time control value on the command line: 1 ms to an hour (``TimeControl.MAX_MS``)."""
+
+
+def input_file(path: str | Path) -> Path:
+    """A file named on the command line, readable: CliError (exit 2) naming it otherwise."""
+    p = Path(path)
+    if not p.exists():
+        raise CliError(f"{path}: no such file", 2)
+    if p.is_dir():
+        raise CliError(f"{path}: is a folder, not a file", 2)
+    return p
 
 
 def add_settings(p: argparse.ArgumentParser, *names: str) -> None:
@@ -41,7 +149,8 @@ def add_settings(p: argparse.ArgumentParser, *names: str) -> None:
     for name in names:
         s = config.SETTINGS[name]
         flag = "--" + ("redis" if name == "redis_url" else name.replace("_", "-"))
-        p.add_argument(flag, dest=name, help=f"{s.help} (env {s.env}; default {s.default!r})")
+        kind: dict[str, Any] = {"type": port_number} if name.endswith("_port") else {}
+        p.add_argument(flag, dest=name, help=f"{s.help} (env {s.env}; default {s.default!r})", **kind)
     p.add_argument("--json", action="store_true", help="print JSON for scripts")
 
 
@@ -66,9 +175,14 @@ def run_service(main: Callable[[asyncio.Event], Any]) -> int:
     return 0
 
 
+def report(message: str) -> None:
+    """The one way the CLI reports an error: ``arena: error: MESSAGE``, one line on stderr."""
+    errors.print(Text.assemble(("arena: error: ", "red"), visible(" ".join(message.split()))), highlight=False)
+
+
 def error(e: Exception) -> int:
     """Report a refused call on stderr; the command's exit status."""
-    errors.print(f"[red]error:[/red] {e}")
+    report(str(e))
     return 1
 
 

@@ -6,7 +6,7 @@ import argparse
 import random
 from typing import Any
 
-from arena.cli.common import errors
+from arena.cli.common import CliError
 from referee import chance, games
 
 
@@ -18,8 +18,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     names = (names * game.num_players)[: game.num_players]
     unknown = [n for n in names if n not in PLAYERS]
     if unknown:
-        errors.print(f"unknown player(s) {', '.join(unknown)}; known: {', '.join(PLAYERS)}")
-        return 2
+        raise CliError(f"unknown player(s) {', '.join(unknown)}; known: {', '.join(PLAYERS)}", 2)
     seed = str(args.seed)
     rng = random.Random(f"players:{seed}")
     print(f"{game.game_id}: {' vs '.join(f'{n} (seat {i})' for i, n in enumerate(names))}")

@@ -17,12 +17,14 @@ import asyncio
 import json
 import os
 import time
+from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import structlog
 from rich.table import Table
 
-from arena.cli.common import add_settings, console, errors, run_service, settings
+from arena.cli.common import CliError, add_settings, console, errors, float_type, positive_int, run_service, settings
 from arena.ladder.report import board_table, local_time, plot
 from referee import games
 
@@ -38,7 +40,11 @@ def _ladder(args: argparse.Namespace) -> Any:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    standings = _ladder(args).leaderboard(args.game, args.limit)
+    ladder = _ladder(args)
+    standings = ladder.leaderboard(args.game, args.limit)
+    if args.html:
+        page = _write_board_html(ladder, args.game, standings, Path(args.html), args.replays)
+        (errors if args.json else console).print(f"ladder page written to {page}")
     if args.json:
         rows = [{"rank": s.rank, **s.row.to_dict(), "error": s.row.error, "provisional": s.row.provisional}
                 for s in standings]  # fmt: skip
@@ -48,6 +54,26 @@ def cmd_show(args: argparse.Namespace) -> int:
     if not standings:
         console.print(f"no rated matches on {args.game} yet")
     return 0
+
+
+def _write_board_html(ladder: Any, game_id: str, standings: list[Any], path: Path, replays: str | None) -> Path:
+    """The ladder as one HTML page, linking the replays (``MATCH_ID.html``) found in the folder ``replays``."""
+    from arena.ladder.report import board_html
+
+    histories: dict[tuple[str, str], list[Any]] = {}
+    for s in standings:
+        histories.update(ladder.history(game_id, s.row.name, s.row.version))
+    links: dict[str, str] = {}
+    if replays is not None:
+        folder = Path(replays)
+        if not folder.is_dir():
+            raise CliError(f"{replays}: no such folder", 2)
+        base = path.resolve().parent
+        for page in folder.glob("*.html"):
+            links[page.stem] = quote(Path(os.path.relpath(page.resolve(), base)).as_posix())
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(board_html(game_id, standings, histories, ladder.h2h(game_id), links), encoding="utf-8")
+    return path
 
 
 def cmd_history(args: argparse.Namespace) -> int:
@@ -128,11 +154,9 @@ def cmd_ladder_run(args: argparse.Namespace) -> int:
     runner = LadderRunner(s["redis_url"], config, schedule=not args.no_schedule)
 
     async def main(stop: asyncio.Event) -> None:
-        import grpc
+        from referee.wire.contract import new_server, serve
 
-        from referee.wire.contract import serve
-
-        server = grpc.aio.server()
+        server = new_server()
         add_to_server(runner.ladder, server)
         await serve(server, [ladder_pb2.DESCRIPTOR.services_by_name["LadderService"].full_name],
                     s["listen"] or "0.0.0.0:50071")  # fmt: skip
@@ -159,7 +183,10 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
     p = sub.add_parser("show", help="one game's leaderboard")
     p.add_argument("--game", required=True, choices=games.GAME_IDS)
-    p.add_argument("--limit", type=int, help="only the first N rows")
+    p.add_argument("--limit", type=positive_int, help="only the first N rows")
+    p.add_argument("--html", metavar="FILE.html",
+                   help="also write the ladder as one HTML page: leaderboard, rating chart, head to head")  # fmt: skip
+    p.add_argument("--replays", metavar="DIR", help="with --html: link the replays DIR/MATCH_ID.html found there")
     p.add_argument("--json", action="store_true")
     common(p)
     p.set_defaults(func=cmd_show)
@@ -189,8 +216,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p = sub.add_parser("run", help="the ladder process: apply results, schedule rated matches, serve LadderService")
     add_settings(p, "redis_url", "listen", "metrics_port", "log_level")
     p.add_argument("--game", action="append", help="game ids to schedule (default: all)")
-    p.add_argument("--queue-depth", type=int, default=8, help="ladder matches kept waiting (default 8)")
-    p.add_argument("--max-rate", type=float, default=2.0, help="new ladder matches per second at most (default 2)")
+    p.add_argument("--queue-depth", type=positive_int, default=8, help="ladder matches kept waiting (default 8)")
+    p.add_argument("--max-rate", type=float_type(0.001), default=2.0,
+                   help="new ladder matches per second at most (default 2)")  # fmt: skip
     p.add_argument("--no-schedule", action="store_true", help="only apply results (another process schedules)")
     p.set_defaults(func=cmd_ladder_run)
     return ladder

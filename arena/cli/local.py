@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from arena.cli.common import console, progress
+from arena.cli.common import console, float_type, positive_int, progress, report
 from referee import games
 
 REFERENCE = ("random", "greedy", "strong")
@@ -52,7 +52,7 @@ async def run_local(args: argparse.Namespace) -> int:
 
     data = Path(args.data).resolve()
     game_ids = tuple(args.game or ["shanghaien", "shangrila-3p"])
-    console.print(f"[bold]local arena[/bold] in {data} ({args.workers} referee workers)")
+    console.print(f"local arena in {data} ({args.workers} referee workers)", style="bold")
     async with LocalArena(data, workers=args.workers, log_level="WARNING", gateway_extra=host_ladder) as arena:
         console.print(f"  Redis {arena.redis_url} (data {data / 'redis'}), gateway {arena.gateway}, logs {arena.logs}")
         admin = ArenaClient(arena.gateway, arena.admin_token)
@@ -74,7 +74,7 @@ async def run_local(args: argparse.Namespace) -> int:
             deadline = time.monotonic() + 60
             while sum(b.online for b in await asyncio.to_thread(admin.list_bots) if b.name in REFERENCE) < 3:
                 if time.monotonic() > deadline:
-                    console.print(f"[red]the reference bots did not come online; see {arena.logs}[/red]")
+                    report(f"the reference bots did not come online; see {arena.logs}")
                     return 1
                 await asyncio.sleep(0.2)
             r = connect(arena.redis_url)
@@ -104,6 +104,16 @@ async def run_local(args: argparse.Namespace) -> int:
                 path = out / f"{match_id}.jsonl"
                 path.write_text(text)
                 bad += transcripts.verify(path) is not None
+            if args.html:  # one replay per game: its newest match (the list is newest first)
+                from arena.replay import write_replay
+
+                for game_id in game_ids:
+                    newest = next((m.match_id for m in finished if m.game_id == game_id), None)
+                    if newest is None:
+                        console.print(f"  {game_id}: no finished match to replay")
+                        continue
+                    page = write_replay(transcripts.file_lines(out / f"{newest}.jsonl"), out / f"{newest}.html")
+                    console.print(f"  {game_id}: replay of its last match {page}")
             for game_id in game_ids:
                 board = runner.ladder.leaderboard(game_id)
                 console.print(board_table(game_id, board))
@@ -159,13 +169,15 @@ def add_parser(sub: Any) -> None:
     p.add_argument(
         "--data", default="arena-data", help="folder for Redis data, logs and transcripts (default arena-data)"
     )
-    p.add_argument("--workers", type=int, default=2, help="referee worker processes (default 2)")
+    p.add_argument("--workers", type=positive_int, default=2, help="referee worker processes (default 2)")
     p.add_argument(
         "--game", action="append", choices=games.GAME_IDS, help="game ids (default shanghaien, shangrila-3p)"
     )
-    p.add_argument("--matches", type=int, default=100, help="rated ladder matches to play (default 100)")
-    p.add_argument("--time-per-move", type=float, default=0.0,
+    p.add_argument("--matches", type=positive_int, default=100, help="rated ladder matches to play (default 100)")
+    p.add_argument("--time-per-move", type=float_type(0), default=0.0,
                    help="strong searches this long a move (default: its strength figures' rollout counts)")  # fmt: skip
+    p.add_argument("--html", action="store_true",
+                   help="write an HTML replay of each game's last match beside its transcript")  # fmt: skip
     p.add_argument("--seed", help="base seed: the scheduler's pairings and match n's seed (SEED:n) derive from it "
                    "(default: random)")  # fmt: skip
     p.set_defaults(func=cmd_local)

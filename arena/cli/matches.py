@@ -10,7 +10,20 @@ from typing import Any
 from google.protobuf.json_format import MessageToDict  # type: ignore[import-untyped]
 from rich.table import Table
 
-from arena.cli.common import add_settings, client, console, error, progress, settings, utc
+from arena.cli.common import (
+    add_settings,
+    client,
+    console,
+    error,
+    float_type,
+    int_type,
+    milliseconds,
+    positive_int,
+    progress,
+    report,
+    settings,
+    utc,
+)
 from referee import games, transcript
 from referee.wire.contract import from_proto_enum
 from referee.wire.values import EndReason, MatchStatus
@@ -39,15 +52,19 @@ def cmd_match_request(args: argparse.Namespace) -> int:
                 m = c.describe(match_id)
     except ArenaError as e:
         return error(e)
+    aborted = args.wait and from_proto_enum(EndReason, m.result.end_reason) is EndReason.ABORTED
     if args.json:
         out: dict[str, Any] = {"match_id": match_id, "seed_sha256": seed_hash}
         if args.wait:
             out["match"] = MessageToDict(m, preserving_proto_field_name=True)
         print(json.dumps(out))
-        return 0
-    console.print(f"queued {match_id} (seed hash {seed_hash})")
-    if args.wait:
-        _print_matches([m])
+    else:
+        console.print(f"queued {match_id} (seed hash {seed_hash})")
+        if args.wait:
+            _print_matches([m])
+    if aborted:  # the match was not played: a script waiting for it must not take it for a result
+        report(f"match {match_id} was aborted: {m.result.detail or 'a bot did not join in time'}")
+        return 1
     return 0
 
 
@@ -95,7 +112,7 @@ def cmd_match_watch(args: argparse.Namespace) -> int:
     class Watch(transcript.Visitor):
         def header(self, header: transcript.Header, state: games.State) -> None:
             names = ", ".join(x.bot_name for x in header.seats)
-            console.print(f"[bold]{header.match_id}[/bold] {header.game_id}: {names}")
+            console.print(f"{header.match_id} {header.game_id}: {names}")
 
         def ply(self, ply: transcript.Ply, action: Any, before: games.State, after: games.State) -> None:
             who = "chance" if ply.actor < 0 else f"seat {ply.actor}"
@@ -133,8 +150,8 @@ def add_parser(sub: Any) -> None:
         p.add_argument("--bot")
         p.add_argument("--game", choices=games.GAME_IDS)
         p.add_argument("--state", choices=[s.value for s in MatchStatus])
-        p.add_argument("--since-hours", type=float, help="only matches requested in the last N hours")
-        p.add_argument("--limit", type=int, default=50)
+        p.add_argument("--since-hours", type=float_type(0), help="only matches requested in the last N hours")
+        p.add_argument("--limit", type=positive_int, default=50)
         p.set_defaults(func=cmd_match_list)
     p = match.add_parser("request", help="queue a match (admin)")
     add_settings(p, "gateway", "admin_token")
@@ -143,9 +160,9 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--seed")
     p.add_argument("--rated", action="store_true")
     p.add_argument("--id", help="match id (idempotent: a second request with it is refused)")
-    p.add_argument("--move-ms", type=int)
-    p.add_argument("--first-move-ms", type=int)
-    p.add_argument("--bank-ms", type=int)
+    p.add_argument("--move-ms", type=milliseconds)
+    p.add_argument("--first-move-ms", type=milliseconds)
+    p.add_argument("--bank-ms", type=int_type(0, 3_600_000))
     p.add_argument("--wait", action="store_true", help="wait for the result")
     p.set_defaults(func=cmd_match_request)
     p = match.add_parser("watch", help="follow a match live")

@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from arena.cli.common import add_settings, console, run_service, settings
+from arena.cli.common import add_settings, console, float_type, port_number, positive_int, run_service, settings
 
 
 def cmd_worker(args: argparse.Namespace) -> int:
@@ -78,7 +78,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         )  # fmt: skip
         async with arena:
             console.print(
-                f"arena serving: gateway [bold]{arena.gateway}[/bold], Redis {arena.redis_url}, {args.workers} "
+                f"arena serving: gateway {arena.gateway}, Redis {arena.redis_url}, {args.workers} "
                 f"worker(s); admin token in {data / 'admin-token'}; logs in {arena.logs}"
             )
             await stop.wait()
@@ -116,7 +116,7 @@ def add_parser(sub: Any) -> None:
     add_settings(p, "listen", "admin_token", "metrics_port", "log_level")
     p.add_argument("--data", default="arena-data", help="folder for Redis data, logs and the admin token")
     p.add_argument("--redis", help="use this Redis instead of starting one")
-    p.add_argument("--workers", type=int, default=2, help="referee worker processes (default 2)")
+    p.add_argument("--workers", type=positive_int, default=2, help="referee worker processes (default 2)")
     p.set_defaults(func=cmd_serve)
 
     p = sub.add_parser("gateway", help="serve ArenaService: bot sessions, registry, matches, transcripts")
@@ -126,15 +126,15 @@ def add_parser(sub: Any) -> None:
     p = sub.add_parser("worker", help="a referee worker: run matches from the queue")
     add_settings(p, "redis_url", "listen", "advertise", "admin_token", "metrics_port", "log_level")
     p.add_argument("--worker-id", help="default: host-pid-random")
-    p.add_argument("--capacity", type=int, default=500, help="matches at once (default 500)")
-    p.add_argument("--lease-ms", type=int, default=10_000, help="lease length (default 10000)")
-    p.add_argument("--drain-s", type=float, default=30.0, help="on SIGTERM, wait this long for matches to end")
+    p.add_argument("--capacity", type=positive_int, default=500, help="matches at once (default 500)")
+    p.add_argument("--lease-ms", type=positive_int, default=10_000, help="lease length (default 10000)")
+    p.add_argument("--drain-s", type=float_type(0), default=30.0, help="on SIGTERM, wait this long for matches to end")
     p.set_defaults(func=cmd_worker)
 
     ref = sub.add_parser("referee", help="the referee service").add_subparsers(dest="referee_command", required=True)
     p = ref.add_parser("serve", help="serve a standalone referee")
     p.add_argument("--host", default="127.0.0.1")
-    p.add_argument("--port", type=int, default=50051)
+    p.add_argument("--port", type=port_number, default=50051)
     p.add_argument("--admin-token", help="required on RefereeService calls when set")
     p.add_argument("--allow-token", action="append", help="a bot token accepted before it is seated")
     p.add_argument("--log-level", default="INFO")

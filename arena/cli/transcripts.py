@@ -4,11 +4,12 @@ from the arena."""
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 from typing import Any
 
-from arena.cli.common import add_settings, client, console, error, errors, progress, settings
+from arena.cli.common import CliError, add_settings, client, console, error, positive_int, progress, settings
 from referee import games
 from referee import transcript as transcripts
 from referee.wire.values import MatchStatus
@@ -20,8 +21,7 @@ def cmd_transcript_verify(args: argparse.Namespace) -> int:
         try:
             error = transcripts.verify(path)
         except OSError as e:
-            errors.print(f"{path}: {e}")
-            return 2
+            raise CliError(f"{path}: {e.strerror or e}", 2) from None
         if error is None:
             print(f"{path}: OK")
         else:
@@ -34,7 +34,7 @@ def cmd_transcript_show(args: argparse.Namespace) -> int:
     class Show(transcripts.Visitor):
         def header(self, header: transcripts.Header, state: games.State) -> None:
             names = [s.bot_name + (f" {s.bot_version}" if s.bot_version else "") for s in header.seats]
-            console.print(f"[bold]{header.match_id}[/bold]  {header.game_id}  rated={header.rated}")
+            console.print(f"{header.match_id}  {header.game_id}  rated={header.rated}")
             for seat, name in enumerate(names):
                 console.print(f"  seat {seat}: {name}")
             console.print(f"  time control {header.time_control}")
@@ -53,7 +53,7 @@ def cmd_transcript_show(args: argparse.Namespace) -> int:
 
         def incident(self, event: transcripts.Incident, state: games.State) -> None:
             details = ", ".join(f"{k}={v}" for k, v in event.to_dict().items() if k not in ("type", "ply"))
-            console.print(f"{event.ply:>5} [yellow]{event.TYPE}[/yellow] {details}", highlight=False)
+            console.print(f"{event.ply:>5} {event.TYPE} {details}", highlight=False)
 
         def footer(self, footer: transcripts.Footer, state: games.State) -> None:
             console.print(state.render(), highlight=False)
@@ -61,13 +61,14 @@ def cmd_transcript_show(args: argparse.Namespace) -> int:
             console.print(f"end: {footer.end_reason}  scores {scores}  ranks {ranks}  seed {footer.seed}")
 
     try:
-        numbered = list(transcripts.parse_lines(transcripts.file_lines(args.file)))
+        lines = transcripts.file_lines(args.file)
+    except OSError as e:  # reading only: a closed pipe while printing is main's to handle
+        raise CliError(f"{args.file}: {e.strerror or e}", 2) from None
+    try:
+        numbered = list(transcripts.parse_lines(lines))
         if not numbered or not isinstance(numbered[-1][1], transcripts.Footer):
             raise transcripts.TranscriptError("the last line must be the footer", numbered[-1][0] if numbered else 1)
         transcripts.walk(numbered, Show())
-    except OSError as e:
-        errors.print(f"{args.file}: {e}")
-        return 2
     except transcripts.TranscriptError as e:
         print(f"{args.file}: {e}", file=sys.stderr)
         return 1
@@ -79,6 +80,49 @@ def _milestone(before: games.State, after: games.State) -> bool:
     each journey, each Shanghai."""
     return after.is_milestone(before)
 
+
+
+def _write_html(text: str, path: Path) -> Path:
+    """The HTML replay of a transcript's text (``arena.replay``), written to ``path``."""
+    from arena.replay import write_replay
+
+    return write_replay(text.splitlines(), path)
+
+
+def cmd_transcript_html(args: argparse.Namespace) -> int:
+    """One transcript (a file, or a match id fetched from the gateway) as a self-contained HTML replay."""
+    from arena.cli.common import input_file
+    from arena.replay.frames import replay_data
+    from arena.replay.page import page_html
+
+    source = Path(args.source)
+    if source.exists() or source.suffix == ".jsonl" or "/" in args.source:
+        try:
+            lines = transcripts.file_lines(input_file(source))
+        except OSError as e:
+            raise CliError(f"{source}: {e.strerror or e}", 2) from None
+        default = source.with_suffix(".html")
+    else:  # a match id: fetched as ``arena transcript get`` does
+        from arena.service.client import ArenaError
+
+        try:
+            with client(settings(args)) as c:
+                text, _ = c.transcript(args.source)
+        except ArenaError as e:
+            return error(e)
+        lines = text.splitlines()
+        default = Path(f"{args.source}.html")
+    out = Path(args.output) if args.output else default
+    data = replay_data(lines)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(page_html(data), encoding="utf-8")
+    verified = data["verified"]
+    problem = None if verified["ok"] else f"line {verified['line']}: {verified['message']}"
+    if args.json:
+        print(json.dumps({"html": str(out), "plies": len(data["moves"]), "verified": not problem, "problem": problem}))
+        return 0
+    console.print(f"{out} ({len(data['moves'])} plies; transcript {'verified' if problem is None else problem})")
+    return 0
 
 
 def cmd_transcript_get(args: argparse.Namespace) -> int:
@@ -94,8 +138,7 @@ def cmd_transcript_get(args: argparse.Namespace) -> int:
                 )
                 ids += [m.match_id for m in found]
             if not ids:
-                errors.print("no match: give match ids, or --bot / --game")
-                return 2
+                raise CliError("no match: give match ids, or --bot / --game", 2)
             out = Path(args.output) if args.output else None
             many = len(ids) > 1 or (out is not None and out.is_dir())
             if many:
@@ -106,8 +149,11 @@ def cmd_transcript_get(args: argparse.Namespace) -> int:
                     for match_id in ids:
                         text, _ = c.transcript(match_id)
                         (folder / f"{match_id}.jsonl").write_text(text)
+                        if args.html:
+                            _write_html(text, folder / f"{match_id}.html")
                         bar.advance(task)
-                console.print(f"{len(ids)} transcript(s) in {folder}/")
+                replays = " with HTML replays" if args.html else ""
+                console.print(f"{len(ids)} transcript(s){replays} in {folder}/")
                 return 0
             text, full = c.transcript(ids[0])
             if out is None:
@@ -115,6 +161,11 @@ def cmd_transcript_get(args: argparse.Namespace) -> int:
             else:
                 out.write_text(text)
                 console.print(f"{ids[0]} -> {out} ({'with your refusals' if full else 'public'})")
+            if args.html:  # beside the file; in the current folder when the transcript went to stdout
+                from arena.cli.common import errors
+
+                page = _write_html(text, out.with_suffix(".html") if out is not None else Path(f"{ids[0]}.html"))
+                (console if out is not None else errors).print(f"replay: {page}")
     except ArenaError as e:
         return error(e)
     return 0
@@ -137,5 +188,11 @@ def add_parser(sub: Any) -> None:
     p.add_argument("-o", "--output", help="file (one match) or folder (many)")
     p.add_argument("--bot", help="every finished match of this bot (up to --limit)")
     p.add_argument("--game", choices=games.GAME_IDS)
-    p.add_argument("--limit", type=int, default=100)
+    p.add_argument("--limit", type=positive_int, default=100)
+    p.add_argument("--html", action="store_true", help="also write each match's HTML replay beside its transcript")
     p.set_defaults(func=cmd_transcript_get)
+    p = tr.add_parser("html", help="a self-contained HTML replay of a match (opens offline in any browser)")
+    p.add_argument("source", metavar="FILE_OR_MATCH_ID", help="a transcript file, or a match id to fetch")
+    p.add_argument("-o", "--output", help="the HTML file (default: FILE.html, or MATCH_ID.html here)")
+    add_settings(p, "gateway", "token")
+    p.set_defaults(func=cmd_transcript_html)

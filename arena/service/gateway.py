@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import math
 import secrets
 import time
 from collections.abc import AsyncIterator
@@ -29,16 +30,16 @@ from arena.service.registry import BotRecord, Registry, RegistryError, UnknownBo
 from referee import transcript
 from referee.wire import arena_pb2, arena_pb2_grpc
 from referee.wire.contract import (
-    SERVER_OPTIONS,
     abort,
     bearer,
     from_proto_enum,
+    new_server,
     result_to_proto,
     serve,
     service_name,
     to_proto_enum,
 )
-from referee.wire.values import MatchStatus
+from referee.wire.values import MatchStatus, bot_text_error
 
 log = structlog.get_logger("arena.service.gateway")
 
@@ -138,6 +139,9 @@ class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
             await abort(
                 context, grpc.StatusCode.UNAUTHENTICATED, "missing bot token: send 'authorization: Bearer <token>'"
             )
+        problem = bot_text_error(bot_version=request.bot_version, sdk_version=request.sdk_version)
+        if problem is not None:
+            await abort(context, grpc.StatusCode.INVALID_ARGUMENT, problem)
         bot = await self._call(context, self.registry.authenticate, token)
         if bot is None:
             await abort(context, grpc.StatusCode.UNAUTHENTICATED, "unknown bot token")
@@ -292,6 +296,8 @@ class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
     async def ListMatches(  # noqa: N802
         self, request: arena_pb2.ListMatchesRequest, context: grpc.aio.ServicerContext
     ) -> arena_pb2.ListMatchesResponse:
+        if not (math.isfinite(request.since) and math.isfinite(request.until)):  # Redis refuses NaN
+            await abort(context, grpc.StatusCode.INVALID_ARGUMENT, "since and until are seconds since the epoch")
         matches = await self._call(
             context, self.store.search, bot=request.bot_name or None, game_id=request.game_id or None,
             since=request.since or None, until=request.until or None, limit=request.limit or 50,
@@ -356,7 +362,7 @@ async def start_gateway(
 ) -> tuple[grpc.aio.Server, int, ArenaServicer]:
     """Serve ArenaService (and the services ``extra(server, redis_url)`` adds and names, e.g. the
     ladder's) with health and reflection."""
-    server = grpc.aio.server(options=SERVER_OPTIONS)
+    server = new_server()
     servicer = ArenaServicer(redis_url)
     arena_pb2_grpc.add_ArenaServiceServicer_to_server(servicer, server)  # type: ignore[no-untyped-call]
     names = [service_name(arena_pb2, "ArenaService")]

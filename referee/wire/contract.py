@@ -10,7 +10,9 @@ one pair of functions maps them all and a new enum value needs no new table.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import errno
+import inspect
+from collections.abc import AsyncIterator, Callable, Sequence
 from enum import StrEnum
 from typing import Any, Final, NoReturn, TypeVar
 
@@ -34,7 +36,10 @@ SERVER_OPTIONS: Final = [
     ("grpc.keepalive_timeout_ms", 10_000),
     ("grpc.http2.max_pings_without_data", 0),
     ("grpc.keepalive_permit_without_calls", 1),
+    # gRPC sets SO_REUSEPORT by default: a second server on a busy port would start and share it.
+    ("grpc.so_reuseport", 0),
 ]
+"""The options of every server the project starts (``new_server``)."""
 
 
 # ------------------------------------------------------------------------------- enums
@@ -132,15 +137,137 @@ def service_name(module: Any, service: str) -> str:
     return name
 
 
+class ListenError(OSError):
+    """A server cannot listen on its address: the port is taken (by any process), or the address is
+    not one of this machine's."""
+
+
+class _Undecodable:
+    """What a request that is not a valid message decodes to (``EdgeInterceptor``)."""
+
+    __slots__ = ("reason",)
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+
+
+def _decoding(deserializer: Callable[[bytes], Any]) -> Callable[[bytes], Any]:
+    def decode(data: bytes) -> Any:
+        try:
+            return deserializer(data)
+        except Exception as e:  # protobuf's DecodeError, or text that is not UTF-8
+            return _Undecodable(str(e) or type(e).__name__)
+
+    return decode
+
+
+def _malformed(method: str, request: _Undecodable) -> str:
+    return f"malformed request to {method}: {request.reason}"
+
+
+class EdgeInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
+    """Every server's first look at a call: a request body that is not a valid message is answered
+    ``INVALID_ARGUMENT`` with the parser's reason. (gRPC itself answers ``UNKNOWN``: the handler's
+    deserializer raised.) A streamed request stops at the first bad message, with that status."""
+
+    def __init__(self) -> None:
+        self._handlers: dict[str, Any] = {}
+
+    async def intercept_service(self, continuation: Callable[[Any], Any], details: Any) -> Any:
+        method: str = details.method
+        if method in self._handlers:
+            return self._handlers[method]
+        handler = await continuation(details)
+        guarded = _guard(method, handler)
+        if handler is not None:  # the methods served, not every name a client may send
+            self._handlers[method] = guarded
+        return guarded
+
+
+def _guard(method: str, handler: Any) -> Any:
+    """``handler`` with a deserializer that never raises and a behaviour that refuses what it could not
+    decode. Left as it is: a streamed request to a plain (not async) function, which our servers have none of."""
+    if handler is None or handler.request_deserializer is None:
+        return handler
+    kind = ("stream" if handler.request_streaming else "unary") + "_" + ("stream" if handler.response_streaming
+                                                                         else "unary")  # fmt: skip
+    behavior = getattr(handler, kind)
+    if handler.request_streaming:
+
+        async def requests(iterator: AsyncIterator[Any], context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
+            async for request in iterator:
+                if isinstance(request, _Undecodable):  # end the stream here; the call ends with this status
+                    context.set_code(grpc.StatusCode.INVALID_ARGUMENT)
+                    context.set_details(_malformed(method, request))
+                    return
+                yield request
+
+        if inspect.isasyncgenfunction(behavior):
+
+            async def stream_gen(iterator: Any, context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
+                async for response in behavior(requests(iterator, context), context):
+                    yield response
+
+            wrapped: Any = stream_gen
+        elif inspect.iscoroutinefunction(behavior):
+
+            async def stream_coro(iterator: Any, context: grpc.aio.ServicerContext) -> Any:
+                return await behavior(requests(iterator, context), context)
+
+            wrapped = stream_coro
+        else:
+            return handler
+    elif handler.response_streaming and (inspect.isasyncgenfunction(behavior) or inspect.isgeneratorfunction(behavior)):
+
+        async def unary_gen(request: Any, context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
+            if isinstance(request, _Undecodable):
+                await abort(context, grpc.StatusCode.INVALID_ARGUMENT, _malformed(method, request))
+            if inspect.isasyncgenfunction(behavior):
+                async for response in behavior(request, context):
+                    yield response
+            else:
+                for response in behavior(request, context):
+                    yield response
+
+        wrapped = unary_gen
+    elif inspect.iscoroutinefunction(behavior) or not handler.response_streaming:
+
+        async def unary_coro(request: Any, context: grpc.aio.ServicerContext) -> Any:
+            if isinstance(request, _Undecodable):
+                await abort(context, grpc.StatusCode.INVALID_ARGUMENT, _malformed(method, request))
+            result = behavior(request, context)  # a plain function runs in the event loop, as gRPC runs it
+            return await result if inspect.isawaitable(result) else result
+
+        wrapped = unary_coro
+    else:
+        return handler
+    return handler._replace(request_deserializer=_decoding(handler.request_deserializer), **{kind: wrapped})
+
+
+def new_server() -> grpc.aio.Server:
+    """A gRPC server as every service of the project runs one: ``SERVER_OPTIONS`` (message limits,
+    keepalive, no port sharing) and ``EdgeInterceptor`` (malformed requests are INVALID_ARGUMENT).
+    Add the servicers, then ``serve`` it."""
+    return grpc.aio.server(options=SERVER_OPTIONS, interceptors=[EdgeInterceptor()])
+
+
 async def serve(server: grpc.aio.Server, services: Sequence[str], address: str) -> int:
-    """Start ``server`` (its servicers added) on ``address`` with gRPC health checking (every one of
-    ``services`` and the whole server SERVING) and reflection, so grpcurl and grpc_health_probe work.
-    Returns the port (``address`` with port 0: any free port)."""
+    """Start ``server`` (from ``new_server``, its servicers added) on ``address`` with gRPC health
+    checking (every one of ``services`` and the whole server SERVING) and reflection, so grpcurl and
+    grpc_health_probe work. Returns the port (``address`` with port 0: any free port).
+    ``ListenError`` when it cannot listen there (a port in use by any process is never shared)."""
     health = HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health, server)
     names = (*services, service_name(health_pb2, "Health"), reflection.SERVICE_NAME)
     reflection.enable_server_reflection(names, server)
-    port: int = server.add_insecure_port(address)
+    try:
+        port: int = server.add_insecure_port(address)
+    except RuntimeError:  # gRPC's "Failed to bind to address"
+        port = 0
+    if not port:
+        raise ListenError(
+            errno.EADDRINUSE, f"cannot listen on {address}: the port is in use, or that is not an address of this host"
+        )
     await server.start()
     for name in ("", *services):
         await health.set(name, health_pb2.HealthCheckResponse.SERVING)

@@ -8,7 +8,7 @@ import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import Any, Final
 
 
 class EndReason(StrEnum):
@@ -96,6 +96,32 @@ class MatchResult:
             match_id=d["match_id"], game_id=d["game_id"], end_reason=EndReason(d["end_reason"]), seats=seats,
             seed=d["seed"], seed_sha256=d["seed_sha256"], plies=d["plies"], detail=d.get("detail", ""),
         )  # fmt: skip
+
+
+BOT_TEXT_MAX_CHARS: Final = 64
+"""The longest name or version a bot may report (``Hello``, ``OpenSessionRequest``)."""
+
+
+def bot_text_error(**fields: str) -> str | None:
+    """Why a bot's self-reported text is refused, or None when every field is acceptable.
+
+    The fields are what a bot says about itself on the wire (``bot_name``, ``bot_version``,
+    ``sdk_version``); they end up in transcripts, results, the registry and the ladder, and are printed
+    by every client. Each is empty (not reported) or at most ``BOT_TEXT_MAX_CHARS`` printable characters
+    (``str.isprintable``: no control, format or separator characters but the plain space), neither
+    starting nor ending with a space. The one check of this text: the gateway, the referee and the SDK
+    all call it."""
+    for name, value in fields.items():
+        if not isinstance(value, str):
+            return f"{name} must be text, not {type(value).__name__}"
+        if len(value) > BOT_TEXT_MAX_CHARS:
+            return f"{name} is {len(value):,} characters long; at most {BOT_TEXT_MAX_CHARS} are allowed"
+        if not value.isprintable():
+            bad = next(c for c in value if not c.isprintable())
+            return f"{name} contains the non-printable character U+{ord(bad):04X} (only printable characters)"
+        if value != value.strip():
+            return f"{name} {value!r} starts or ends with a space"
+    return None
 
 
 def sha256_hex(text: str) -> str:

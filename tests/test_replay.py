@@ -1,0 +1,500 @@
+"""HTML replays (``arena.replay``, ``arena transcript html``, ``--html``) and the ladder page, opened in a
+real browser: headless Chromium driven by selenium.
+
+The pages are read through stable hooks (``#ply-shown[data-ply]``, ``#scores[data-scores]``, ``#result``,
+``#moves li[data-kind]``, the board's ``[data-bridge][data-broken]`` and ``#journey-arrow``); every page
+must load nothing but its own file and raise no script error. Without Chromium and chromedriver the browser
+tests are skipped on a developer's machine and fail under CI (``CI`` set), which installs them
+(``.ci/run``). ``ARENA_SCREENSHOTS=DIR`` also saves the screenshots there (docs/img/ holds the README's).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from itertools import combinations, pairwise
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from arena.cli.main import main
+from arena.replay import replay_data, replay_html
+from arena.replay.frames import apply_patch, frames_of, patch
+from arena.replay.layout import VILLAGE_RADIUS, VILLAGE_XY
+from arena.replay.page import asset
+from referee import games
+from referee import transcript as transcripts
+from referee.games.shangrila.board import BRIDGES
+
+DATA = Path(__file__).parent / "data" / "transcripts"
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMEDRIVER = Path("/usr/bin/chromedriver")
+FLAGS = (
+    "--headless=new",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+)
+SIZE = (1200, 800)
+
+
+def in_ci() -> bool:
+    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
+
+
+# ------------------------------------------------------------------------------------ fixtures
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """Headless Chromium through chromedriver, in a fresh profile, its viewport 1200 x 800."""
+    missing = [str(p) for p in (CHROMIUM, CHROMEDRIVER) if not p.exists()]
+    try:
+        from selenium import webdriver
+        from selenium.webdriver.chrome.options import Options
+        from selenium.webdriver.chrome.service import Service
+    except ImportError:
+        missing.append("the selenium package")
+    if missing:
+        message = f"no browser for the replay tests: {', '.join(missing)} missing"
+        message += " (apt-get install chromium chromium-driver; pip install -e '.[test]')"
+        if in_ci():
+            pytest.fail(message)
+        pytest.skip(message)
+    profile = tempfile.mkdtemp(prefix="arena-chromium-")
+    options = Options()
+    options.binary_location = str(CHROMIUM)
+    for flag in (*FLAGS, f"--user-data-dir={profile}", f"--window-size={SIZE[0]},{SIZE[1]}"):
+        options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
+    driver = webdriver.Chrome(service=Service(str(CHROMEDRIVER)), options=options)
+    try:
+        metrics = {"width": SIZE[0], "height": SIZE[1], "deviceScaleFactor": 1, "mobile": False}
+        driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", metrics)
+        yield driver
+    finally:
+        driver.quit()
+        shutil.rmtree(profile, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def played(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """One real match per game, played by ``arena play ... --html``: its transcript (the replay beside it)."""
+    out = tmp_path_factory.mktemp("played")
+    found = {}
+    for game_id in ("shangrila-4p", "shanghaien"):
+        folder = out / game_id
+        argv = ["play", "random", "--vs", "random", "--game", game_id, "--games", "1", "--seed", f"replay-{game_id}",
+                "--out", str(folder), "--html", "--move-ms", "5000"]  # fmt: skip
+        assert main(argv) == 0
+        found[game_id] = next(folder.glob("*.jsonl"))
+    return found
+
+
+# ------------------------------------------------------------------------------------- helpers
+
+
+def open_page(driver: Any, path: Path) -> None:
+    """Load ``path`` and wait for the page's script to have drawn it; the logs start empty for it."""
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    driver.get_log("performance")
+    driver.get_log("browser")
+    driver.get("about:blank")
+    driver.get(path.resolve().as_uri())
+    WebDriverWait(driver, 15).until(lambda d: d.execute_script("return document.body.dataset.ready") == "true")
+
+
+def shown(driver: Any) -> dict[str, Any]:
+    """What the page shows now: the ply (plies played), the running scores, the footer's result."""
+    out: dict[str, Any] = driver.execute_script("""
+        const ply = document.getElementById("ply-shown"), result = document.getElementById("result");
+        return {ply: Number(ply.dataset.ply), plies: Number(ply.dataset.plies),
+                scores: JSON.parse(document.getElementById("scores").dataset.scores),
+                slider: Number(document.getElementById("slider").value),
+                footer_scores: result.dataset.scores ? JSON.parse(result.dataset.scores) : null,
+                footer_ranks: result.dataset.ranks ? JSON.parse(result.dataset.ranks) : null,
+                end_reason: result.dataset.endReason, footer_plies: Number(result.dataset.plies),
+                verified: document.getElementById("verified").dataset.verified};""")
+    return out
+
+
+def keys(driver: Any, *sequence: str) -> None:
+    from selenium.webdriver.common.action_chains import ActionChains
+
+    ActionChains(driver).send_keys(*sequence).perform()
+
+
+def assert_clean(driver: Any, page: Path) -> None:
+    """The page loaded nothing but its own file, logged no error and caught none in window.onerror."""
+    uri = page.resolve().as_uri()
+    requests = []
+    for entry in driver.get_log("performance"):
+        message = json.loads(entry["message"])["message"]
+        if message["method"] == "Network.requestWillBeSent":
+            requests.append(message["params"]["request"]["url"])
+    assert requests and all(url.split("#")[0] == uri for url in requests), requests
+    assert driver.execute_script("return performance.getEntriesByType('resource').length") == 0
+    assert [e for e in driver.get_log("browser") if e["level"] == "SEVERE"] == []
+    assert driver.execute_script("return window.__replayErrors || []") == []
+
+
+def footer_of(path: Path) -> transcripts.Footer:
+    last = transcripts.read(path)[-1]
+    assert isinstance(last, transcripts.Footer)
+    return last
+
+
+# ------------------------------------------------------------------------- the data (no browser)
+
+
+@pytest.mark.parametrize("name", ["shangrila-4p.jsonl", "scripted-shangrila-3p.jsonl", "scripted-shanghaien.jsonl"])
+def test_every_frame_is_the_engines_view_of_the_replayed_position(name: str) -> None:
+    lines = transcripts.file_lines(DATA / name)
+    page = replay_html(lines)
+    embedded = page.split('<script type="application/json" id="replay-data">', 1)[1].split("</script>", 1)[0]
+    data = json.loads(embedded)  # what the page's script reads
+    assert data == json.loads(json.dumps(replay_data(lines)))
+    frames = frames_of(data)
+
+    class Positions(transcripts.Visitor):
+        def __init__(self) -> None:
+            self.states: list[games.State] = []
+
+        def header(self, header: transcripts.Header, state: games.State) -> None:
+            self.states.append(state)
+
+        def ply(self, ply: transcripts.Ply, action: Any, before: games.State, after: games.State) -> None:
+            self.states.append(after)
+
+    positions = Positions()
+    transcripts.walk_lines(lines, positions)
+    assert len(frames) == len(positions.states) == len(data["moves"]) + 1
+    for frame, state in zip(frames, positions.states, strict=True):
+        view = state.view(0).to_dict()
+        del view["seat"]
+        assert frame == {"scores": state.scores(), "view": view}
+    footer = footer_of(DATA / name)
+    assert frames[-1]["scores"] == list(footer.scores)
+    assert data["verified"] == {"ok": True, "line": None, "message": None}
+    assert [m["action"] for m in data["moves"]] == [e.action for e in transcripts.read(DATA / name)
+                                                     if isinstance(e, transcripts.Ply)]  # fmt: skip
+
+
+def test_patches_undo_each_other() -> None:
+    a = {"x": [1, 2, {"y": True}], "z": {"k": 1, "gone": 2}, "s": "t"}
+    b = {"x": [1, 3, {"y": 1}], "z": {"k": 1, "new": [4]}, "s": None}
+    assert apply_patch(a, patch(a, b)) == b
+    assert apply_patch(a, patch(a, b))["x"][2]["y"] is not True  # True and 1 differ in JSON
+    assert apply_patch(a, patch(a, a)) == a and patch(a, a) == []
+    assert apply_patch([1], patch([1], [1, 2])) == [1, 2]
+
+
+def test_a_bad_line_ends_the_replay_there_and_the_page_says_why() -> None:
+    lines = transcripts.file_lines(DATA / "shangrila-4p.jsonl")
+    bad = json.loads(lines[40])
+    bad["action"] = "pass"
+    data = replay_data([*lines[:40], json.dumps(bad).encode(), *lines[41:]])
+    assert len(data["moves"]) == 39 and "line 41" in data["replay_error"]
+    assert data["verified"]["ok"] is False and data["verified"]["line"] == 41
+    with pytest.raises(transcripts.TranscriptError):
+        replay_data(lines[1:])  # no header: no page
+
+
+def test_the_page_is_self_contained_and_escapes_what_bots_send() -> None:
+    lines = transcripts.file_lines(DATA / "scripted-shangrila-3p.jsonl")
+    header = json.loads(lines[0])
+    header["seats"][0]["bot_name"] = "</script><script>window.__pwned=1</script>{{SCRIPT}}&amp;"
+    page = replay_html([json.dumps(header).encode(), *lines[1:]])
+    assert page.count("</script>") == 3  # the error collector, the data, the script: the name is escaped
+    assert "window.__pwned=1</script>" not in page
+    assert page.count("{{SCRIPT}}") == 2 and page.count(asset("replay.js")) == 1  # the name: in title and data
+    for remote in ("https://", "src=", "@import", "url(http", '<link rel="stylesheet'):
+        assert remote not in page
+    assert "http://" not in page.replace("http://www.w3.org/2000/svg", "")  # the SVG namespace is a name, not a fetch
+
+
+def test_the_board_layout_crosses_no_bridge_and_covers_no_village() -> None:
+    def distance_to_segment(p: tuple[int, int], a: tuple[int, int], b: tuple[int, int]) -> float:
+        (px, py), (ax, ay), (bx, by) = p, a, b
+        t = max(0.0, min(1.0, ((px - ax) * (bx - ax) + (py - ay) * (by - ay)) / ((bx - ax) ** 2 + (by - ay) ** 2)))
+        return math.hypot(ax + t * (bx - ax) - px, ay + t * (by - ay) - py)
+
+    def crosses(e: tuple[int, int], f: tuple[int, int]) -> bool:
+        def side(a: tuple[int, int], b: tuple[int, int], c: tuple[int, int]) -> int:
+            return (b[0] - a[0]) * (c[1] - a[1]) - (b[1] - a[1]) * (c[0] - a[0])
+
+        p1, p2, p3, p4 = (VILLAGE_XY[v] for v in (*e, *f))
+        return side(p1, p2, p3) * side(p1, p2, p4) < 0 and side(p3, p4, p1) * side(p3, p4, p2) < 0
+
+    assert len(VILLAGE_XY) == 13
+    for v, w in combinations(range(13), 2):
+        assert math.dist(VILLAGE_XY[v], VILLAGE_XY[w]) > 3 * VILLAGE_RADIUS, (v, w)
+    for a, b in BRIDGES:
+        for v in set(range(13)) - {a, b}:
+            assert distance_to_segment(VILLAGE_XY[v], VILLAGE_XY[a], VILLAGE_XY[b]) > 1.5 * VILLAGE_RADIUS, (a, b, v)
+    assert not [(e, f) for e, f in combinations(BRIDGES, 2) if not set(e) & set(f) and crosses(e, f)]
+
+
+# ------------------------------------------------------------------------------ in the browser
+
+
+@pytest.mark.parametrize("game_id", ["shangrila-4p", "shanghaien"])
+def test_a_played_match_replays_to_its_footer_by_keyboard_slider_and_clicks(
+    game_id: str, played: dict[str, Path], browser: Any
+) -> None:
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+    from selenium.webdriver.support.ui import Select, WebDriverWait
+
+    source = played[game_id]
+    page = source.with_suffix(".html")  # written by arena play --html
+    assert page.exists()
+    footer = footer_of(source)
+    open_page(browser, page)
+    at = shown(browser)
+    assert (at["ply"], at["plies"], at["slider"]) == (0, footer.plies, 0)
+    assert at["footer_scores"] == list(footer.scores) and at["footer_ranks"] == list(footer.ranks)
+    assert at["end_reason"] == "completed" and at["footer_plies"] == footer.plies and at["verified"] == "true"
+    moves = browser.find_elements(By.CSS_SELECTOR, "#moves li[data-kind='ply'], #moves li[data-kind='chance']")
+    assert len(moves) == footer.plies
+
+    keys(browser, *[Keys.ARROW_RIGHT] * footer.plies)  # every ply, one key press each
+    at = shown(browser)
+    assert (at["ply"], at["slider"], at["scores"]) == (footer.plies, footer.plies, list(footer.scores))
+    keys(browser, Keys.ARROW_RIGHT)  # the end stays the end
+    assert shown(browser)["ply"] == footer.plies
+    keys(browser, Keys.HOME)
+    assert shown(browser)["ply"] == 0
+    keys(browser, Keys.END)
+    assert shown(browser)["scores"] == list(footer.scores)
+    keys(browser, Keys.ARROW_LEFT, Keys.ARROW_LEFT)
+    assert shown(browser)["ply"] == footer.plies - 2
+
+    browser.find_element(By.ID, "btn-first").click()
+    assert shown(browser)["ply"] == 0
+    slider = browser.find_element(By.ID, "slider")
+    ActionChains(browser).click_and_hold(slider).move_by_offset(slider.size["width"], 0).release().perform()
+    at = shown(browser)
+    assert (at["ply"], at["scores"]) == (footer.plies, list(footer.scores))
+    ActionChains(browser).move_to_element(slider).click().perform()  # the middle of the slider
+    assert 0 < shown(browser)["ply"] < footer.plies
+
+    row = browser.find_element(By.CSS_SELECTOR, "#moves li[data-ply='3']")
+    browser.execute_script("arguments[0].scrollIntoView({block: 'center'})", row)
+    row.click()
+    assert shown(browser)["ply"] == 4 and "current" in (row.get_attribute("class") or "")
+    browser.find_element(By.ID, "btn-next").click()
+    browser.find_element(By.ID, "btn-prev").click()
+    browser.find_element(By.ID, "btn-prev").click()
+    assert shown(browser)["ply"] == 3
+
+    Select(browser.find_element(By.ID, "speed")).select_by_value("32")
+    browser.find_element(By.ID, "btn-play").click()
+    WebDriverWait(browser, 10).until(lambda d: shown(d)["ply"] > 5)
+    browser.find_element(By.ID, "btn-play").click()  # pause
+    paused = shown(browser)["ply"]
+    assert browser.find_element(By.ID, "btn-play").get_attribute("data-playing") == "false"
+    browser.find_element(By.ID, "btn-last").click()
+    assert shown(browser)["ply"] == footer.plies and paused <= footer.plies
+    assert_clean(browser, page)
+
+
+def test_a_journey_shows_the_arrow_the_moved_tiles_and_the_broken_bridge(tmp_path: Path, browser: Any) -> None:
+    from selenium.webdriver.common.by import By
+
+    source = DATA / "shangrila-4p.jsonl"
+    page = tmp_path / "journey.html"
+    assert main(["transcript", "html", str(source), "-o", str(page)]) == 0
+    data = replay_data(transcripts.file_lines(source))
+    # a journey followed by another kind of move; one that sent someone home if there is one
+    moves = data["moves"]
+    journeys = [m for m, then in pairwise(moves) if "journey" in m and "journey" not in then]
+    move = next((m for m in journeys if m["journey"]["home"]), journeys[0])
+    journey = move["journey"]
+    open_page(browser, page)
+    row = browser.find_element(By.CSS_SELECTOR, f"#moves li[data-ply='{move['ply']}']")
+    browser.execute_script("arguments[0].scrollIntoView({block: 'center'})", row)
+    row.click()
+    assert shown(browser)["ply"] == move["ply"] + 1
+    arrow = browser.find_element(By.ID, "journey-arrow")
+    assert arrow.get_attribute("data-from") == str(journey["from"])
+    assert arrow.get_attribute("data-to") == str(journey["to"])
+    ((a, b),) = journey["broken"]
+    bridge = browser.find_element(By.CSS_SELECTOR, f"#board-svg [data-bridge='{a}-{b}']")
+    assert (bridge.get_attribute("data-broken"), bridge.get_attribute("data-just-broken")) == ("true", "true")
+    moved = browser.find_elements(By.CSS_SELECTOR, "#board-svg .space[data-moved='true']")
+    arrived = [m for m in journey["moved"] if m["result"] != "back"]
+    assert sorted(e.get_attribute("data-space") for e in moved) == sorted(f"{journey['to']}-{m['d']}" for m in arrived)
+    colours = data["frames"][0]["view"]["colours"]
+    for m in arrived:  # the student became (or joined) a master of its colour at the destination
+        space = browser.find_element(By.CSS_SELECTOR, f"#board-svg .space[data-space='{journey['to']}-{m['d']}']")
+        assert space.get_attribute("data-colour") == colours[m["colour"]]
+    info = browser.find_element(By.ID, "journey-info")
+    assert info.get_attribute("data-sent-home") == str(len(journey["home"]))
+    sent = browser.find_elements(By.CSS_SELECTOR, "#journey-info [data-sent-home]")
+    assert [e.get_attribute("data-sent-home") for e in sent if e.tag_name == "li"] == [
+        colours[h["colour"]] for h in journey["home"]
+    ]
+    assert browser.find_element(By.ID, "journey-label").get_attribute("data-sent-home") == str(len(journey["home"]))
+    # one ply later the arrow is gone and the bridge is still broken
+    browser.find_element(By.ID, "btn-next").click()
+    assert not browser.find_elements(By.ID, "journey-arrow")
+    bridge = browser.find_element(By.CSS_SELECTOR, f"#board-svg [data-bridge='{a}-{b}']")
+    assert (bridge.get_attribute("data-broken"), bridge.get_attribute("data-just-broken")) == ("true", "false")
+    assert_clean(browser, page)
+
+
+@pytest.mark.parametrize("name", ["scripted-shangrila-3p.jsonl", "scripted-shanghaien-resumed.jsonl",
+                                  "shanghaien-strikes-forfeit.jsonl", "shanghaien-disconnect-forfeit.jsonl",
+                                  "shanghaien-aborted.jsonl"])  # fmt: skip
+def test_refusals_strikes_disconnects_and_forfeits_are_marked_where_they_happened(
+    name: str, tmp_path: Path, browser: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from selenium.webdriver.common.by import By
+
+    source = DATA / name
+    page = tmp_path / "incidents.html"
+    assert main(["transcript", "html", str(source), "-o", str(page), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == {"html": str(page), "plies": footer_of(source).plies,
+                                                    "verified": True, "problem": None}  # fmt: skip
+    events = transcripts.read(source)
+    incidents = [e for e in events if not isinstance(e, transcripts.Header | transcripts.Ply | transcripts.Footer)]
+    footer = footer_of(source)
+    open_page(browser, page)
+    rows = browser.find_elements(By.CSS_SELECTOR, "#moves li.incident")
+    assert [(r.get_attribute("data-kind"), r.get_attribute("data-frame")) for r in rows] == [
+        (e.TYPE, str(e.ply)) for e in incidents
+    ]
+    refusals = [e for e in incidents if isinstance(e, transcripts.Refusal)]
+    for row, event in zip(browser.find_elements(By.CSS_SELECTOR, "#moves li[data-kind='refusal']"), refusals,
+                          strict=True):  # fmt: skip
+        assert event.action is not None and event.action in row.text
+    if incidents:
+        first = rows[0]
+        browser.execute_script("arguments[0].scrollIntoView({block: 'center'})", first)
+        first.click()  # jumps to the position it happened in, and the event box says what happened
+        assert shown(browser)["ply"] == incidents[0].ply
+        assert browser.find_elements(By.CSS_SELECTOR, f"#event-box li[data-kind='{incidents[0].TYPE}']")
+    at = shown(browser)
+    assert (at["end_reason"], at["footer_ranks"], at["verified"]) == (footer.end_reason, list(footer.ranks), "true")
+    for seat in footer.forfeited:
+        assert "forfeited" in (browser.find_element(By.CSS_SELECTOR, f"#seats li[data-seat='{seat}']")
+                               .get_attribute("class") or "")  # fmt: skip
+    assert_clean(browser, page)
+
+
+def test_transcript_html_and_get_fetch_by_match_id(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = (DATA / "shanghaien-strikes-forfeit.jsonl").read_text()
+
+    class Gateway:
+        def __enter__(self) -> Gateway:
+            return self
+
+        def __exit__(self, *exc: object) -> None:
+            pass
+
+        def transcript(self, match_id: str) -> tuple[str, bool]:
+            assert match_id == "m-b483b91e"
+            return text, False
+
+    monkeypatch.setattr("arena.cli.transcripts.client", lambda settings: Gateway())
+    monkeypatch.chdir(tmp_path)
+    assert main(["transcript", "html", "m-b483b91e", "--gateway", "127.0.0.1:1"]) == 0
+    assert "m-b483b91e.html" in capsys.readouterr().out
+    assert "m-b483b91e" in (tmp_path / "m-b483b91e.html").read_text()
+    (tmp_path / "got").mkdir()
+    assert main(["transcript", "get", "m-b483b91e", "-o", str(tmp_path / "got" / "m.jsonl"), "--html"]) == 0
+    assert (tmp_path / "got" / "m.html").exists() and (tmp_path / "got" / "m.jsonl").read_text() == text
+    assert main(["transcript", "html", "nothing-here.jsonl"]) == 2
+    assert "no such file" in capsys.readouterr().err
+
+
+def test_the_ladder_page_shows_the_board_the_chart_and_links_replays(
+    redis_url: str, tmp_path: Path, browser: Any
+) -> None:
+    import redis
+    from selenium.webdriver.common.by import By
+
+    from arena.ladder.store import Ladder
+
+    ladder = Ladder(redis.Redis.from_url(redis_url))
+    bots = ["strong", "greedy", "random"]
+    for i in range(12):
+        a, b = bots[i % 3], bots[(i + 1) % 3]
+        seats = [{"seat": s, "bot_name": n, "bot_version": "1.0", "score": 10 - 3 * s, "rank": s + 1,
+                  "status": "active", "strikes": 0, "refusals": 0} for s, n in enumerate((a, b))]  # fmt: skip
+        ladder.apply({"match_id": f"m{i:04d}", "game_id": "shanghaien", "end_reason": "completed", "rated": True,
+                      "finished_at": 1_700_000_000.0 + 60 * i, "seats": seats, "plies": 180, "seed": str(i),
+                      "seed_sha256": "x", "detail": ""})  # fmt: skip
+    replays = tmp_path / "replays"
+    replays.mkdir()
+    for match_id in ("m0003", "m0011"):
+        (replays / f"{match_id}.html").write_text("<!DOCTYPE html><title>replay</title>")
+    board = tmp_path / "site" / "board.html"
+    html = ["--html", str(board), "--replays", str(replays)]
+    assert main(["ladder", "show", "--game", "shanghaien", "--redis", redis_url, *html]) == 0
+    browser.get_log("performance")
+    browser.get_log("browser")
+    browser.get(board.resolve().as_uri())
+    rows = browser.find_elements(By.CSS_SELECTOR, "#leaderboard tbody tr")
+    assert sorted(r.get_attribute("data-bot") for r in rows) == sorted(bots)
+    assert len(browser.find_elements(By.CSS_SELECTOR, "#rating-chart polyline.series")) == 3
+    assert len(browser.find_elements(By.CSS_SELECTOR, "#h2h tbody tr")) == 3
+    assert len(browser.find_elements(By.CSS_SELECTOR, "#matches tbody tr[data-match]")) == 12
+    linked = {m: (replays / f"{m}.html").resolve().as_uri() for m in ("m0003", "m0011")}
+    links = [a.get_attribute("href") for a in browser.find_elements(By.CSS_SELECTOR, "#matches a")]
+    assert sorted(links) == sorted(linked.values())  # resolved from the page's own folder
+    first = browser.find_element(By.CSS_SELECTOR, "#matches tr[data-match='m0003'] a")
+    assert first.get_attribute("href") == linked["m0003"]
+    chart_links = [a.get_dom_attribute("href") for a in browser.find_elements(By.CSS_SELECTOR, "#rating-chart a")]
+    assert sorted(chart_links) == sorted(f"../replays/{m}.html" for m in linked for _ in range(2))  # both seats
+    requests = [json.loads(e["message"])["message"] for e in browser.get_log("performance")]
+    urls = [m["params"]["request"]["url"] for m in requests if m["method"] == "Network.requestWillBeSent"]
+    assert urls == [board.resolve().as_uri()]
+    assert [e for e in browser.get_log("browser") if e["level"] == "SEVERE"] == []
+
+
+def test_screenshots_of_a_shangrila_and_a_shanghaien_replay(
+    played: dict[str, Path], tmp_path: Path, browser: Any
+) -> None:
+    """The first, middle and last ply of a Shangri-La 4p replay and a Shanghaien one, as a person sees them
+    (``ARENA_SCREENSHOTS=docs/img`` keeps them: the README shows two)."""
+    keep = os.environ.get("ARENA_SCREENSHOTS")
+    sources = {"shangrila-4p": DATA / "shangrila-4p.jsonl", "shanghaien": played["shanghaien"]}
+    for game_id, source in sources.items():
+        page = tmp_path / f"{game_id}.html"
+        page.write_text(replay_html(transcripts.file_lines(source)), encoding="utf-8")
+        open_page(browser, page)
+        plies = shown(browser)["plies"]
+        moves = replay_data(transcripts.file_lines(source))["moves"]  # Shanghaien: a full tavern, before a Shanghai
+        middle = next((k for k, m in enumerate(moves) if k >= plies // 2 and m["action"] == "shanghai"), plies // 2)
+        for where, ply in (("first", 0), ("middle", middle), ("last", plies)):
+            browser.execute_script("window.__replay.go(arguments[0])", ply)
+            assert shown(browser)["ply"] == ply
+            shot = tmp_path / f"replay-{game_id}-{where}.png"
+            assert browser.save_screenshot(str(shot))
+            png = shot.read_bytes()
+            assert png[:8] == b"\x89PNG\r\n\x1a\n"
+            assert (int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")) == SIZE
+            if keep:  # as a 256-colour PNG: a third of the size, the same to the eye
+                from PIL import Image
+
+                Path(keep).mkdir(parents=True, exist_ok=True)
+                with Image.open(shot) as image:
+                    rgb = image.convert("RGB")
+                    small = rgb.quantize(256, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE)
+                    small.save(Path(keep) / shot.name, optimize=True)
+        assert_clean(browser, page)
