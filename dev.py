@@ -75,7 +75,8 @@ def main() -> int:
     if command == "demo":
         # A whole local arena: redis-server (data in arena-data/), the gateway, two referee worker
         # processes, the reference bots connected through their sessions, a batch of matches.
-        return run(BIN / "arena", "local", "--data", "arena-data", *args)
+        # --html: a replay page of each game's last match, its path printed (arena transcript html).
+        return run(BIN / "arena", "local", "--data", "arena-data", "--html", *args)
     return run(BIN / "arena", *args)
 
 
