@@ -24,8 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from arena.cli.local import start_bot  # noqa: E402
-from arena.local.arena import LocalArena  # noqa: E402
+from arena.local.arena import LocalArena, start_bot  # noqa: E402
 from arena.service.client import ArenaClient  # noqa: E402
 from referee.logs import configure  # noqa: E402
 

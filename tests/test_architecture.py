@@ -103,7 +103,8 @@ def test_the_ladder_knows_nothing_of_the_gateway_or_the_worker(path: Path) -> No
     assert not bad, f"{path.name} imports {sorted(bad)}"
 
 
-NOT_CLI = [p for p in files("arena") + files("referee") + files("sdk") if "cli" not in p.relative_to(ROOT).parts]
+NOT_CLI = [p for p in files("arena") + files("referee") + files("sdk") + files("benchmarks")
+           if "cli" not in p.relative_to(ROOT).parts]
 
 
 @pytest.mark.parametrize("path", NOT_CLI, ids=ids)

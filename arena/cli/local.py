@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import signal
 import subprocess
 import time
@@ -24,27 +23,12 @@ from referee import games
 REFERENCE = ("random", "greedy", "strong")
 
 
-def start_bot(name: str, token: str, gateway: str, logs: Path, time_per_move: float) -> subprocess.Popen[bytes]:
-    from arena.local.arena import arena_command
-
-    extra: list[str] = []
-    if name == "strong":
-        extra = ["--time-per-move", str(time_per_move)] if time_per_move else ["--rollouts", "measured"]
-    log = (logs / f"bot-{name}.log").open("ab")
-    return subprocess.Popen(
-        arena_command("bot", "run", name, "--arena", gateway, "--log-level", "WARNING", *extra),
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        env={**os.environ, "ARENA_BOT_TOKEN": token},
-    )
-
-
 async def run_local(args: argparse.Namespace) -> int:
     from arena.ladder.report import board_table
     from arena.ladder.runner import LadderRunner, caught_up
     from arena.ladder.scheduler import SchedulerConfig
     from arena.ladder.service import host_ladder
-    from arena.local.arena import LocalArena
+    from arena.local.arena import LocalArena, start_bot
     from arena.redis_client import connect
     from arena.service.client import ArenaClient, ArenaError
     from referee import transcript as transcripts

@@ -28,6 +28,22 @@ def arena_command(*args: str) -> list[str]:
     return [sys.executable, "-m", "arena.cli", *args]
 
 
+def start_bot(name: str, token: str, gateway: str, logs: Path, time_per_move: float) -> subprocess.Popen[bytes]:
+    """A reference bot as its own process, connected to the gateway through its session (``arena bot
+    run``), logging to ``logs/bot-NAME.log``; ``strong`` at its measured rollout counts unless
+    ``time_per_move`` is given. Used by ``arena local`` and the benchmarks."""
+    extra: list[str] = []
+    if name == "strong":
+        extra = ["--time-per-move", str(time_per_move)] if time_per_move else ["--rollouts", "measured"]
+    log = (logs / f"bot-{name}.log").open("ab")
+    return subprocess.Popen(
+        arena_command("bot", "run", name, "--arena", gateway, "--log-level", "WARNING", *extra),
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        env={**os.environ, "ARENA_BOT_TOKEN": token},
+    )
+
+
 @dataclass
 class WorkerProcess:
     index: int
