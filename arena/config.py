@@ -33,10 +33,17 @@ SETTINGS: Final = {
         Setting("gateway", "ARENA_GATEWAY", "127.0.0.1:50051", "the arena's gateway (ArenaService) for clients"),
         Setting("admin_token", "ARENA_ADMIN_TOKEN", "", "the admin token, for admin calls"),
         Setting("token", "ARENA_BOT_TOKEN", "", "a bot's token"),
+        Setting("owner_token", "ARENA_OWNER_TOKEN", "", "an owner's token (a bot author's: manages its own bots)"),
         Setting("listen", "ARENA_LISTEN", "", "address a service listens on (host:port)"),
         Setting("advertise", "ARENA_ADVERTISE", "", "address bots use to reach this worker"),
         Setting("metrics_port", "ARENA_METRICS_PORT", 0, "Prometheus /metrics port (0: none)"),
         Setting("log_level", "ARENA_LOG_LEVEL", "INFO", "log level"),
+        Setting("tls_cert", "ARENA_TLS_CERT", "", "this service's TLS certificate chain (PEM); with --tls-key"),
+        Setting("tls_key", "ARENA_TLS_KEY", "", "this service's TLS private key (PEM)"),
+        Setting("tls", "ARENA_TLS", False, "dial with TLS, verifying the server (system roots or --tls-ca)"),
+        Setting("tls_ca", "ARENA_TLS_CA", "", "CA bundle (PEM) that signed the server's certificate; implies --tls"),
+        Setting("tls_server_name", "ARENA_TLS_SERVER_NAME", "", "name the server's certificate must carry, "
+                "when it is not the host dialled"),
     )
 }
 
@@ -62,7 +69,8 @@ def load_file(path: Path | None) -> dict[str, Any]:
     for name, value in data.items():
         kind = type(SETTINGS[name].default)
         if type(value) is not kind:  # bool is an int, but not a port
-            raise ValueError(f"{path}: {name} must be {'a whole number' if kind is int else 'a string'}, not {value!r}")
+            want = {int: "a whole number", bool: "true or false"}.get(kind, "a string")
+            raise ValueError(f"{path}: {name} must be {want}, not {value!r}")
     return data
 
 
@@ -72,6 +80,12 @@ def resolve(name: str, flag: Any, file_values: dict[str, Any]) -> Any:
     if flag not in (None, ""):
         return flag
     env = os.environ.get(s.env)
+    if env not in (None, "") and isinstance(s.default, bool):
+        if env.lower() in ("1", "true", "yes", "on"):
+            return True
+        if env.lower() in ("0", "false", "no", "off"):
+            return False
+        raise ValueError(f"${s.env} must be 1 or 0 (true or false), not {env!r}")
     if env not in (None, ""):
         try:
             return type(s.default)(env) if not isinstance(s.default, str) else env

@@ -94,9 +94,11 @@ def bot_running(name: str) -> str:
     return f"{PREFIX}running:{name}"
 
 
-def bot_events(name: str) -> str:
-    """Stream of session events for a bot: which referee worker runs which of its matches."""
-    return f"{PREFIX}botevents:{name}"
+def assignments() -> str:
+    """Stream of match assignments for every bot (``bot``, ``match_id``, ``game_id``, ``seat``,
+    ``address``): each gateway reads it once and tells its own sessions, so Redis connections do not
+    grow with the sessions."""
+    return f"{PREFIX}assignments"
 
 
 # ---- workers
@@ -171,3 +173,26 @@ def ladder_games() -> str:
 def ladder_pauses() -> str:
     """Hash: bot version (JSON ``[name, version]``) -> its pause record (JSON) kept by the scheduler."""
     return f"{PREFIX}ladder:pauses"
+
+
+# ---- owners and rate limits (arena/service/owners.py, arena/service/ratelimit.py)
+
+
+def owner(name: str) -> str:
+    """Hash: an owner (bot author): ``name``, ``token_sha256``, ``max_bots``, ``created_at``."""
+    return f"{PREFIX}owner:{name}"
+
+
+def owner_token(token_sha256: str) -> str:
+    """String: the owner whose token has this hash."""
+    return f"{PREFIX}ownertoken:{token_sha256}"
+
+
+def owners() -> str:
+    """Set of owner names."""
+    return f"{PREFIX}owners"
+
+
+def rate(kind: str, token_sha256: str, window: int) -> str:
+    """Counter with a time-to-live: calls of one kind with one token in one window."""
+    return f"{PREFIX}rate:{kind}:{token_sha256}:{window}"

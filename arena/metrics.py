@@ -30,6 +30,10 @@ BOT_SESSIONS: Final = Gauge("arena_bot_sessions", "Bot sessions open on this gat
 LADDER_APPLIED: Final = Counter("arena_ladder_results_applied_total", "Results applied to the Elo ladders")
 LADDER_SCHEDULED: Final = Counter("arena_ladder_matches_scheduled_total", "Rated matches the scheduler queued")
 LADDER_PAUSED: Final = Gauge("arena_ladder_paused_bots", "Bots off the ladder after forfeiting in a row")
+RELAYED_STREAMS: Final = Gauge("arena_relayed_play_streams", "Bot Play streams this gateway relays to workers")
+RELAY_REATTACHED: Final = Counter(
+    "arena_relay_reattached_total", "Relayed matches re-attached to a new worker after theirs was lost"
+)
 MATCHES_REQUESTED: Final = Counter("arena_matches_requested_total", "Matches queued through this gateway")
 
 

@@ -23,9 +23,14 @@ def connect(url: str, *, block_ms: int = 0, timeout_s: float = TIMEOUT_S) -> red
     )  # fmt: skip
 
 
-def connect_async(url: str, *, block_ms: int = 0, timeout_s: float = TIMEOUT_S) -> aioredis.Redis:
-    """An asyncio client (for the gateway's blocking reads), on the same terms as ``connect``."""
-    return aioredis.Redis.from_url(
-        url, socket_connect_timeout=CONNECT_TIMEOUT_S, socket_timeout=timeout_s + block_ms / 1000,
-        health_check_interval=10,
+def connect_async(
+    url: str, *, block_ms: int = 0, timeout_s: float = TIMEOUT_S, max_connections: int = 8
+) -> aioredis.Redis:
+    """An asyncio client on the same terms as ``connect``, with at most ``max_connections`` connections:
+    callers beyond that wait for one (up to ``timeout_s``) instead of opening more, so a process's
+    connections to Redis stay bounded whatever its load."""
+    pool = aioredis.BlockingConnectionPool.from_url(
+        url, max_connections=max_connections, timeout=timeout_s, socket_connect_timeout=CONNECT_TIMEOUT_S,
+        socket_timeout=timeout_s + block_ms / 1000, health_check_interval=10,
     )  # fmt: skip
+    return aioredis.Redis(connection_pool=pool)

@@ -23,17 +23,17 @@ run "redis.conf: deploy/k8s/redis.conf equals deploy/redis.conf" cmp -s deploy/r
 
 if have yamllint; then
     run yamllint yamllint -s -d '{extends: default, rules: {line-length: {max: 120}, document-start: disable}}' \
-        deploy/compose.yaml deploy/compose.external-bots.yaml deploy/k8s
+        deploy/compose.yaml deploy/k8s
 else skip yamllint; fi
 
 if have check-jsonschema; then
     run "compose-spec schema" check-jsonschema --builtin-schema vendor.compose-spec \
-        deploy/compose.yaml deploy/compose.external-bots.yaml
+        deploy/compose.yaml
 else skip check-jsonschema; fi
 
 if have docker && docker compose version >/dev/null 2>&1; then
     run "docker compose config" env ARENA_PUBLIC_HOST=bots.example.org docker compose --env-file /dev/null \
-        -f deploy/compose.yaml -f deploy/compose.external-bots.yaml config -q
+        -f deploy/compose.yaml -f config -q
 else skip "docker compose (plugin)"; fi
 
 rendered=$(mktemp --suffix=.yaml)
@@ -54,6 +54,10 @@ if [ -s "$rendered" ]; then
             "$rendered" deploy/k8s/secret.example.yaml
     else skip kubeconform; fi
 fi
+
+# The public setup's rules, checked on the files themselves (python3 and PyYAML when present).
+run "public setup: only the gateway is exposed, no weak secrets, TLS and Redis password wired" \
+    python3 deploy/check_public.py
 
 if have hadolint; then run hadolint hadolint deploy/Dockerfile; else skip hadolint; fi
 if have shellcheck; then run shellcheck shellcheck deploy/validate.sh; else skip shellcheck; fi

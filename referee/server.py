@@ -31,6 +31,7 @@ from referee.wire.contract import (
     service_name,
     to_proto_enum,
 )
+from referee.wire.tls import ServerTls
 from referee.wire.values import MatchResult, RefusalCode, bot_text_error, token_sha256
 
 log = structlog.get_logger("referee.server")
@@ -446,12 +447,15 @@ class RefereeServicer(referee_pb2_grpc.RefereeServiceServicer):
             yield referee_pb2.WatchMatchResponse(result=result_to_proto(match.result))
 
 
-async def start_server(referee: Referee, address: str = "127.0.0.1:0") -> tuple[grpc.aio.Server, int]:
-    """Serve the referee on ``address`` (port 0: any free port). Returns the server and its port."""
+async def start_server(
+    referee: Referee, address: str = "127.0.0.1:0", tls: ServerTls | None = None
+) -> tuple[grpc.aio.Server, int]:
+    """Serve the referee on ``address`` (port 0: any free port), with TLS when ``tls`` is given.
+    Returns the server and its port."""
     server = new_server()
     bot_pb2_grpc.add_BotServiceServicer_to_server(BotServicer(referee), server)  # type: ignore[no-untyped-call]
     referee_pb2_grpc.add_RefereeServiceServicer_to_server(RefereeServicer(referee), server)  # type: ignore[no-untyped-call]
     services = (service_name(bot_pb2, "BotService"), service_name(referee_pb2, "RefereeService"))
-    port = await serve(server, services, address)
+    port = await serve(server, services, address, tls)
     log.info("referee serving", address=address, port=port)
     return server, port

@@ -1,11 +1,12 @@
-"""Running a bot on the arena service: one session with the gateway, and a referee connection per
-worker that runs one of its matches.
+"""Running a bot on the arena service: one session with the gateway, and a ``Play`` stream per match.
 
-The gateway's session tells the bot of every match it is seated in and the referee worker that
-runs it (``MatchAssigned``); the bot then plays that match over ``BotService.Play`` on that worker
-(``sdk.client.BotClient``, same token). When a worker dies and another takes the match over, a new
-assignment arrives and the bot reconnects there; the resumed match sends it the whole history, so
-its local engine state is rebuilt. Lost sessions are reopened with back-off.
+The gateway's session tells the bot of every match it is seated in (``MatchAssigned``); the bot plays
+each over ``BotService.Play`` on the same gateway, naming the match in its Hello
+(``sdk.client.BotClient``, same token), and the gateway relays the stream to the worker running it.
+When a worker dies and another takes the match over, the gateway re-attaches the stream by itself;
+the resumed match sends the whole history, so the local engine state is rebuilt. An assignment that
+names a ``referee_address`` (an arena whose gateway advertises its workers, for bots inside its
+network) is played there instead. Lost sessions are reopened with back-off.
 """
 
 from __future__ import annotations
@@ -19,8 +20,9 @@ import structlog
 
 from referee.wire import arena_pb2, arena_pb2_grpc
 from referee.wire.contract import bearer_metadata
+from referee.wire.tls import ClientTls, aio_channel
 from sdk.bot import Bot, MatchOutcome
-from sdk.client import SDK_VERSION, AuthenticationError, BotClient, check_bot
+from sdk.client import SDK_VERSION, AuthenticationError, BotClient, SessionRefusedError, check_bot
 
 log = structlog.get_logger("sdk.arena")
 
@@ -32,10 +34,18 @@ class ArenaBotRunner:
     ``max_matches``, until that many of its matches ended)."""
 
     def __init__(
-        self, bot: Bot, gateway: str, token: str, *, max_matches: int | None = None, max_backoff: float = 5.0
+        self,
+        bot: Bot,
+        gateway: str,
+        token: str,
+        *,
+        max_matches: int | None = None,
+        max_backoff: float = 5.0,
+        tls: ClientTls | None = None,
     ) -> None:
         self.bot = check_bot(bot)
         self.gateway = gateway
+        self.tls = tls
         self.token = token
         self.max_matches = max_matches
         self.max_backoff = max_backoff
@@ -84,7 +94,7 @@ class ArenaBotRunner:
         return self.outcomes
 
     async def _session(self) -> None:
-        async with grpc.aio.insecure_channel(self.gateway) as channel:
+        async with aio_channel(self.gateway, self.tls) as channel:
             stub = arena_pb2_grpc.ArenaServiceStub(channel)  # type: ignore[no-untyped-call]
             call = stub.OpenSession(
                 arena_pb2.OpenSessionRequest(bot_version=self.bot.version, sdk_version=SDK_VERSION),
@@ -107,26 +117,41 @@ class ArenaBotRunner:
     def _assign(self, a: arena_pb2.MatchAssigned) -> None:
         if a.match_id in self._ended:
             return
+        if not a.referee_address:  # through the gateway: one stream for this match
+            key = f"match:{a.match_id}"
+            if key in self._clients:
+                return  # told again (a worker took the match over): the gateway re-attaches the stream
+            self.log.info("match assigned", match_id=a.match_id, seat=a.seat)
+            self._where[a.match_id] = key
+            client = BotClient(
+                self.bot, self.gateway, self.token, match_ids=(a.match_id,), max_matches=1, on_outcome=self._outcome,
+                tls=self.tls,
+            )  # fmt: skip
+            self._start(key, client)
+            return
         before = self._where.get(a.match_id)
         self._where[a.match_id] = a.referee_address
         self.log.info("match assigned", match_id=a.match_id, seat=a.seat, referee=a.referee_address)
         if a.referee_address not in self._clients:
-            client = BotClient(self.bot, a.referee_address, self.token, on_outcome=self._outcome)
-            task = asyncio.get_running_loop().create_task(self._play(client), name=f"referee-{a.referee_address}")
-            self._clients[a.referee_address] = (client, task)
+            client = BotClient(self.bot, a.referee_address, self.token, on_outcome=self._outcome, tls=self.tls)
+            self._start(a.referee_address, client)
         if before is not None and before != a.referee_address:
             self.log.info("match moved to another worker", match_id=a.match_id, referee=a.referee_address)
             self._release(before)
 
-    async def _play(self, client: BotClient) -> list[MatchOutcome]:
+    def _start(self, key: str, client: BotClient) -> None:
+        task = asyncio.get_running_loop().create_task(self._play(key, client), name=f"play-{key}")
+        self._clients[key] = (client, task)
+
+    async def _play(self, key: str, client: BotClient) -> list[MatchOutcome]:
         try:
             return await client.run()
-        except AuthenticationError as e:  # the worker no longer runs any match of ours
-            self.log.info("referee refused the session", referee=client.target, reason=str(e))
+        except (AuthenticationError, SessionRefusedError) as e:  # not ours (any more), or over
+            self.log.info("referee refused the stream", referee=key, reason=str(e))
             return []
         finally:
-            if self._clients.get(client.target, (None,))[0] is client:
-                del self._clients[client.target]
+            if self._clients.get(key, (None,))[0] is client:
+                del self._clients[key]
 
     def _outcome(self, outcome: MatchOutcome) -> None:
         if outcome.match_id in self._ended:

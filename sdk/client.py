@@ -22,6 +22,7 @@ import structlog
 from referee import games
 from referee.wire import bot_pb2, bot_pb2_grpc
 from referee.wire.contract import bearer_metadata, from_proto_enum, to_proto_enum
+from referee.wire.tls import ClientTls, aio_channel
 from referee.wire.values import EndReason, RefusalCode, SeatStatus, bot_text_error
 from sdk.bot import Bot, MatchInfo, MatchOutcome, Refusal, SeatOutcome, Turn
 
@@ -39,6 +40,21 @@ _NOT_RETRIED = {RefusalCode.STALE_TURN, RefusalCode.PERMISSION_DENIED, RefusalCo
 
 class AuthenticationError(Exception):
     """The referee refused the token: reconnecting will not help."""
+
+
+class SessionRefusedError(Exception):
+    """The referee (or the gateway's relay) refused the stream for good: the match is not the bot's,
+    has finished, or the request was malformed. Reconnecting will not help."""
+
+    def __init__(self, message: str, code: grpc.StatusCode) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+_REFUSED: Final = frozenset(
+    {grpc.StatusCode.PERMISSION_DENIED, grpc.StatusCode.NOT_FOUND, grpc.StatusCode.FAILED_PRECONDITION,
+     grpc.StatusCode.INVALID_ARGUMENT}
+)  # fmt: skip
 
 
 class BotLoadError(ValueError):
@@ -102,9 +118,11 @@ class BotClient:
         max_backoff: float = 5.0,
         on_outcome: Callable[[MatchOutcome], None] | None = None,
         on_error: Callable[[BaseException], None] | None = None,
+        tls: ClientTls | None = None,
     ) -> None:
         self.bot = check_bot(bot)
         self.target = target
+        self.tls = tls
         self.token = token
         self.match_ids = match_ids
         self.max_matches = max_matches
@@ -130,7 +148,7 @@ class BotClient:
             try:
                 await self._session()
                 backoff = 0.1
-            except AuthenticationError:
+            except (AuthenticationError, SessionRefusedError):
                 raise
             except (grpc.aio.AioRpcError, ConnectionError) as e:
                 self.log.warning("connection lost", error=str(e)[:200])
@@ -167,7 +185,7 @@ class BotClient:
                     return
                 yield item
 
-        async with grpc.aio.insecure_channel(self.target) as channel:
+        async with aio_channel(self.target, self.tls) as channel:
             stub = bot_pb2_grpc.BotServiceStub(channel)  # type: ignore[no-untyped-call]
             call = stub.Play(requests(), metadata=bearer_metadata(self.token))
             try:
@@ -179,6 +197,8 @@ class BotClient:
             except grpc.aio.AioRpcError as e:
                 if e.code() == grpc.StatusCode.UNAUTHENTICATED:
                     raise AuthenticationError(e.details() or "unauthenticated") from None
+                if e.code() in _REFUSED:
+                    raise SessionRefusedError(e.details() or e.code().name, e.code()) from None
                 raise
             finally:
                 call.cancel()

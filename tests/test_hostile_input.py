@@ -330,9 +330,11 @@ CASES: list[tuple[list[str], int, str]] = [
     (["bot", "run", "random", "--rollouts", "lots", "--token", "t"], 2, "usage: argument --rollouts"),
     (["bot", "register", "x", "--owner", "o", "--game", "shanghaien", "--max-concurrent", "-1"], 2,
      "usage: argument --max-concurrent"),
-    (["ladder", "show", "--game", "shanghaien", "--redis", f"redis://{DEAD}/0"], 1, "Redis is unavailable"),
-    (["ladder", "h2h", "--game", "shanghaien", "--redis", f"redis://{DEAD}/0"], 1, "Redis is unavailable"),
-    (["ladder", "history", "x", "--redis", f"redis://{DEAD}/0"], 1, "Redis is unavailable"),
+    (["ladder", "show", "--game", "shanghaien", "--gateway", DEAD], 1, f"error: cannot reach the arena at {DEAD}: "),
+    (["ladder", "h2h", "--game", "shanghaien", "--gateway", DEAD], 1, f"error: cannot reach the arena at {DEAD}: "),
+    (["ladder", "history", "x", "--gateway", DEAD], 1, f"error: cannot reach the arena at {DEAD}: "),
+    (["ladder", "show", "--game", "shanghaien", "--replays", "{missing}"], 2, "error: {missing}: no such folder"),
+    (["ladder", "rebuild", "--game", "shanghaien", "--redis", f"redis://{DEAD}/0"], 1, "Redis is unavailable"),
     (["ladder", "show", "--game", "shanghaien", "--limit", "-1"], 2, "usage: argument --limit"),
     (["ladder", "run", "--queue-depth", "0"], 2, "usage: argument --queue-depth"),
     (["referee", "serve", "--port", "70000"], 2, "usage: argument --port: must be between 0 and 65,535"),
@@ -483,7 +485,8 @@ def test_a_second_server_on_a_busy_port_fails_to_start(redis_url: str) -> None:
 
 
 def test_a_busy_metrics_port_is_a_clear_error(busy_port: int) -> None:
-    done = arena("worker", "--metrics-port", str(busy_port), "--redis", f"redis://{DEAD}/0", timeout=30)
+    done = arena("worker", "--listen", "127.0.0.1:0", "--metrics-port", str(busy_port), "--redis", f"redis://{DEAD}/0",
+                 timeout=30)  # fmt: skip
     assert done.returncode == 1
     assert f"arena: error: cannot serve /metrics on 0.0.0.0:{busy_port}: Address already in use" in one_clear_line(
         done.stderr

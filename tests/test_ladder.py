@@ -188,27 +188,87 @@ def test_queries_leaderboard_history_and_head_to_head(redis_url: str) -> None:
     assert all("bot3" in (h.a[0], h.b[0]) for h in ladder.h2h("shangrila-4p", "bot3"))
 
 
-def test_cli_show_history_h2h_rebuild(redis_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_show_history_h2h_read_the_gateway_and_rebuild_works_on_redis(
+    redis_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``arena ladder show|history|h2h`` read LadderService on the gateway (no Redis URL: a dead one in the
+    environment changes nothing) and print what the store holds, to the last bit; ``rebuild`` stays on Redis."""
     from arena.cli.main import main
+    from arena.ladder.service import host_ladder
+    from arena.service.gateway import start_gateway
 
     r = client(redis_url)
     for res in batch(80, seed=7):
         store(r, res)
-    Ladder(r).sync()
-    def run(*argv: str) -> str:
-        assert main([*argv, "--redis", redis_url]) == 0
-        return capsys.readouterr().out
+    ladder = Ladder(r)
+    ladder.sync()
+    monkeypatch.setenv("ARENA_REDIS_URL", "redis://127.0.0.1:1/0")
+    monkeypatch.setattr("arena.ladder.client.PAGE", 3)  # the leaderboard comes in pages
 
-    shown = json.loads(run("ladder", "show", "--game", "shanghaien", "--json"))
-    assert shown["rows"][0]["rank"] == 1 and "error" in shown["rows"][0]
-    text = run("ladder", "show", "--game", "shanghaien")
-    assert "±" in text and shown["rows"][0]["name"] in text
-    chart = tmp_path / "h.png"
-    out = run("ladder", "history", "bot1", "--game", "shanghaien", "--compare", "bot2", "--plot", str(chart))
-    assert chart.read_bytes()[:4] == b"\x89PNG" and "bot2" in out
-    assert "head to head" in run("ladder", "h2h", "--game", "shangrila-3p")
-    assert "replayed" in run("ladder", "rebuild", "--game", "shanghaien")
-    assert json.loads(run("ladder", "show", "--game", "shanghaien", "--json")) == shown
+    def rows(game_id: str) -> list[dict[str, Any]]:
+        return [{"rank": s.rank, **s.row.to_dict(), "error": s.row.error, "provisional": s.row.provisional}
+                for s in ladder.leaderboard(game_id)]  # fmt: skip
+
+    async def run() -> None:
+        server, port, servicer = await start_gateway(redis_url, "127.0.0.1:0", host_ladder)
+        gateway = f"127.0.0.1:{port}"
+        capsys.readouterr()  # the gateway's own log
+
+        async def cli(*argv: str) -> str:
+            assert await asyncio.to_thread(main, [*argv, "--gateway", gateway]) == 0
+            return capsys.readouterr().out
+
+        try:
+            shown = json.loads(await cli("ladder", "show", "--game", "shanghaien", "--json"))
+            assert shown == {"game_id": "shanghaien", "rows": rows("shanghaien")} and len(shown["rows"]) > 3
+            limited = json.loads(await cli("ladder", "show", "--game", "shanghaien", "--json", "--limit", "4"))
+            assert limited["rows"] == shown["rows"][:4]
+            text = await cli("ladder", "show", "--game", "shanghaien")
+            assert "±" in text and shown["rows"][0]["name"] in text
+            chart = tmp_path / "h.png"
+            out = await cli(
+                "ladder", "history", "bot1", "--game", "shanghaien", "--compare", "bot2", "--plot", str(chart)
+            )
+            assert chart.read_bytes()[:4] == b"\x89PNG" and "bot2" in out
+            every_game = json.loads(await cli("ladder", "history", "bot1", "--json"))  # every game bot1 plays
+            assert [(s["game_id"], s["bot_version"], [tuple(p.values()) for p in s["points"]]) for s in every_game] == [
+                (g, v, [(p.finished_at, p.rating, p.match_id) for p in pts])
+                for g in ladder.games() for (_, v), pts in ladder.history(g, "bot1").items()
+            ]  # fmt: skip
+            assert "head to head" in await cli("ladder", "h2h", "--game", "shangrila-3p")
+            pairs = json.loads(await cli("ladder", "h2h", "--game", "shangrila-4p", "--bot", "bot3", "--json"))
+            assert pairs == [{"a": list(h.a), "b": list(h.b), "a_wins": h.a_wins, "draws": h.draws,
+                              "b_wins": h.b_wins} for h in ladder.h2h("shangrila-4p", "bot3")]  # fmt: skip
+            rebuild = ["ladder", "rebuild", "--game", "shanghaien", "--redis", redis_url]
+            assert await asyncio.to_thread(main, rebuild) == 0
+            assert "replayed" in capsys.readouterr().out
+            assert json.loads(await cli("ladder", "show", "--game", "shanghaien", "--json")) == shown
+            assert await asyncio.to_thread(main, ["ladder", "history", "nobody", "--gateway", gateway]) == 1
+            assert "no rated matches for nobody" in capsys.readouterr().err
+        finally:
+            await server.stop(None)
+            await servicer.close()
+
+    asyncio.run(run())
+
+
+def test_ladder_rows_cross_the_wire_exactly(redis_url: str) -> None:
+    """A row sent by the service and read back by the client is the stored row: every field, so the
+    error bar and the provisional mark the CLI shows are the store's."""
+    from arena.ladder.client import row_from_proto, standing_from_proto
+    from arena.ladder.service import row_to_proto
+
+    r = client(redis_url)
+    for res in batch(60, seed=9):
+        store(r, res)
+    ladder = Ladder(r)
+    ladder.sync()
+    standings = [s for g in GAMES for s in ladder.leaderboard(g)]
+    assert any(s.row.provisional for s in standings) and any(not s.row.provisional for s in standings)
+    for s in standings:
+        wire = row_to_proto(s.rank, s.row)
+        assert row_from_proto(wire) == s.row and standing_from_proto(wire) == s
+        assert row_from_proto(wire).error == wire.error
 
 
 def test_grpc_ladder_service(redis_url: str) -> None:

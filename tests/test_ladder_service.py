@@ -5,6 +5,9 @@ over gRPC (``LadderService`` on the gateway). A rebuild from the stored results 
 from __future__ import annotations
 
 import asyncio
+import json
+import os
+import subprocess
 import time
 from pathlib import Path
 
@@ -14,7 +17,8 @@ import redis
 from arena.ladder.runner import LadderRunner, caught_up
 from arena.ladder.scheduler import BotInfo, SchedulerConfig
 from arena.ladder.service import host_ladder
-from arena.local.arena import LocalArena
+from arena.ladder.store import Ladder
+from arena.local.arena import LocalArena, arena_command
 from referee.wire import ladder_pb2, ladder_pb2_grpc
 from sdk.arena_client import ArenaBotRunner
 from sdk.bots import make_bot
@@ -91,6 +95,43 @@ def test_an_owner_sees_why_the_ladder_paused_their_bot(redis_url: str, tmp_path:
             admin.close()
 
     asyncio.run(main())
+
+
+def test_a_bot_author_reads_the_ladder_through_the_gateway_alone(redis_url: str, tmp_path: Path) -> None:
+    """After ``arena serve`` (the ladder served on the gateway, Redis on a port nobody is told),
+    ``arena ladder show --gateway ADDR --json`` works with no Redis URL (a dead one in the environment);
+    with the gateway down it says so in one line and exits 1."""
+    ladder = Ladder(redis.Redis.from_url(redis_url))
+    for i in range(6):
+        seats = [{"seat": s, "bot_name": n, "bot_version": "1.0", "score": 10 - 3 * s, "rank": s + 1,
+                  "status": "active", "strikes": 0, "refusals": 0}
+                 for s, n in enumerate(("ace", "bob") if i % 3 else ("bob", "ace"))]  # fmt: skip
+        ladder.apply({"match_id": f"m{i}", "game_id": "shanghaien", "end_reason": "completed", "rated": True,
+                      "finished_at": 1_700_000_000.0 + i, "seats": seats, "plies": 100, "seed": str(i),
+                      "seed_sha256": "x", "detail": ""})  # fmt: skip
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ARENA_")}
+    env |= {"ARENA_REDIS_URL": "redis://127.0.0.1:1/0", "ARENA_CONFIG": str(tmp_path / "no-config.toml")}
+    (tmp_path / "no-config.toml").write_text("")
+
+    def show(gateway: str) -> subprocess.CompletedProcess[str]:
+        argv = arena_command("ladder", "show", "--game", "shanghaien", "--gateway", gateway, "--json")
+        return subprocess.run(argv, check=False, env=env, capture_output=True, text=True, timeout=60)
+
+    async def main() -> str:
+        async with LocalArena(tmp_path / "arena", workers=0, redis_url=redis_url, gateway_extra=host_ladder) as arena:
+            done = await asyncio.to_thread(show, arena.gateway)
+            assert done.returncode == 0, done.stderr
+            shown = json.loads(done.stdout)
+            assert [(r["rank"], r["name"], r["games"]) for r in shown["rows"]] == [(1, "ace", 6), (2, "bob", 6)]
+            assert shown["rows"][0]["rating"] == ladder.leaderboard("shanghaien")[0].row.rating
+            return arena.gateway
+
+    gateway = asyncio.run(main())
+    started = time.monotonic()
+    down = show(gateway)
+    assert down.returncode == 1 and down.stdout == "" and time.monotonic() - started < 15
+    lines = [line for line in down.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith(f"arena: error: cannot reach the arena at {gateway}: "), lines
 
 
 class _NoBots:

@@ -422,6 +422,25 @@ def test_transcript_html_and_get_fetch_by_match_id(
     assert "no such file" in capsys.readouterr().err
 
 
+def _on_a_gateway(redis_url: str, argv: list[str]) -> int:
+    """``arena ARGV --gateway ADDR`` against a gateway serving the ladder of ``redis_url`` (what a bot
+    author's ``arena ladder ...`` talks to)."""
+    import asyncio
+
+    from arena.ladder.service import host_ladder
+    from arena.service.gateway import start_gateway
+
+    async def run() -> int:
+        server, port, servicer = await start_gateway(redis_url, "127.0.0.1:0", host_ladder)
+        try:
+            return await asyncio.to_thread(main, [*argv, "--gateway", f"127.0.0.1:{port}"])
+        finally:
+            await server.stop(None)
+            await servicer.close()
+
+    return asyncio.run(run())
+
+
 def test_the_ladder_page_shows_the_board_the_chart_and_links_replays(
     redis_url: str, tmp_path: Path, browser: Any
 ) -> None:
@@ -445,7 +464,7 @@ def test_the_ladder_page_shows_the_board_the_chart_and_links_replays(
         (replays / f"{match_id}.html").write_text("<!DOCTYPE html><title>replay</title>")
     board = tmp_path / "site" / "board.html"
     html = ["--html", str(board), "--replays", str(replays)]
-    assert main(["ladder", "show", "--game", "shanghaien", "--redis", redis_url, *html]) == 0
+    assert _on_a_gateway(redis_url, ["ladder", "show", "--game", "shanghaien", *html]) == 0
     browser.get_log("performance")
     browser.get_log("browser")
     browser.get(board.resolve().as_uri())

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import random
+import secrets
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -238,8 +239,9 @@ def test_bad_requests_are_clear_errors_and_lose_nothing(redis_url: str, tmp_path
             assert (await refused(stranger.request_match, "shanghaien", ["alpha", "beta"])).code == "UNAUTHENTICATED"
             # a bot token is not the admin token; a bot may rotate its own token only
             as_alpha = ArenaClient(arena.gateway, tokens["alpha"])
-            assert (await refused(as_alpha.request_match, "shanghaien", ["alpha", "beta"])).code == "UNAUTHENTICATED"
-            assert (await refused(as_alpha.rotate_token, "beta")).code == "UNAUTHENTICATED"
+            # a bot is a known caller: not allowed, rather than not known
+            assert (await refused(as_alpha.request_match, "shanghaien", ["alpha", "beta"])).code == "PERMISSION_DENIED"
+            assert (await refused(as_alpha.rotate_token, "beta")).code == "PERMISSION_DENIED"
             # a bad bot token on the session
             bad = ArenaBotRunner(SlowRandom(), arena.gateway, "arena_not-a-token")
             with pytest.raises(Exception, match="unknown bot token"):
@@ -373,9 +375,10 @@ def test_gateway_and_worker_processes_serve_grpc_health_and_prometheus_metrics(r
     from arena.local.redisproc import free_port
 
     gw, gw_metrics, wk, wk_metrics = (free_port() for _ in range(4))
+    token = "arena_admin_" + secrets.token_urlsafe(32)
     procs = [
         subprocess.Popen(arena_command("gateway", "--redis", redis_url, "--listen", f"127.0.0.1:{gw}",
-                                       "--admin-token", "t0ken", "--metrics-port", str(gw_metrics))),
+                                       "--admin-token", token, "--metrics-port", str(gw_metrics))),
         subprocess.Popen(arena_command("worker", "--redis", redis_url, "--listen", f"127.0.0.1:{wk}",
                                        "--metrics-port", str(wk_metrics))),
     ]  # fmt: skip
@@ -398,7 +401,7 @@ def test_gateway_and_worker_processes_serve_grpc_health_and_prometheus_metrics(r
                 assert time.monotonic() < deadline, f"port {port} never became healthy with {metric}"
                 time.sleep(0.2)
             assert status == health_pb2.HealthCheckResponse.SERVING
-        with ArenaClient(f"127.0.0.1:{gw}", "t0ken") as admin:  # the gateway installed ARENA_ADMIN_TOKEN
+        with ArenaClient(f"127.0.0.1:{gw}", token) as admin:  # the gateway installed ARENA_ADMIN_TOKEN
             admin.register_bot("alpha", "me", ["shanghaien"])
     finally:
         for p in procs:

@@ -18,6 +18,7 @@ from arena.cli.common import (
     add_settings,
     client,
     console,
+    dial_tls,
     error,
     float_type,
     non_negative_int,
@@ -25,6 +26,7 @@ from arena.cli.common import (
     settings,
     utc,
 )
+from arena.config import SETTINGS
 from referee import games
 
 
@@ -48,10 +50,11 @@ def cmd_bot_run(args: argparse.Namespace) -> int:
     if not s["token"]:
         raise CliError("a bot token is needed: --token or ARENA_BOT_TOKEN", 2)
     runner: BotClient | ArenaBotRunner
+    tls = dial_tls(s)
     if args.server:
-        runner = BotClient(bot, args.server, s["token"], max_matches=args.matches)
+        runner = BotClient(bot, args.server, s["token"], max_matches=args.matches, tls=tls)
     else:
-        runner = ArenaBotRunner(bot, args.arena or s["gateway"], s["token"], max_matches=args.matches)
+        runner = ArenaBotRunner(bot, args.arena or s["gateway"], s["token"], max_matches=args.matches, tls=tls)
     try:
         outcomes = asyncio.run(runner.run())
     except AuthenticationError as e:
@@ -73,7 +76,7 @@ def cmd_bot_register(args: argparse.Namespace) -> int:
 
     s = settings(args)
     try:
-        with client(s, s["admin_token"]) as c:
+        with client(s, s["admin_token"] or s["owner_token"]) as c:
             bot, token = c.register_bot(args.name, args.owner, args.game, args.max_concurrent)
     except ArenaError as e:
         return error(e)
@@ -128,7 +131,7 @@ def cmd_bot_enable(args: argparse.Namespace, enabled: bool) -> int:
 
     s = settings(args)
     try:
-        with client(s, s["admin_token"]) as c:
+        with client(s, s["admin_token"] or s["owner_token"]) as c:
             bot = c.set_enabled(args.name, enabled, getattr(args, "reason", "") or "")
     except ArenaError as e:
         return error(e)
@@ -154,12 +157,16 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--rollouts", type=_rollouts, help="reference bot 'strong': N rollouts a move instead of a clock, "
                    "or 'measured' (the counts of its strength figures)")  # fmt: skip
     p.add_argument("--log-level", default="INFO")
+    for name in ("tls", "tls_ca", "tls_server_name"):
+        setting = SETTINGS[name]
+        kind: dict[str, Any] = {"action": "store_true", "default": None} if name == "tls" else {}
+        p.add_argument("--" + name.replace("_", "-"), dest=name, help=f"{setting.help} (env {setting.env})", **kind)
     p.set_defaults(func=cmd_bot_run)
 
-    p = bot.add_parser("register", help="register a bot and print its token (admin)")
-    add_settings(p, "gateway", "admin_token")
+    p = bot.add_parser("register", help="register a bot and print its token (admin, or an owner for itself)")
+    add_settings(p, "gateway", "admin_token", "owner_token")
     p.add_argument("name")
-    p.add_argument("--owner", required=True)
+    p.add_argument("--owner", default="", help="its owner (admin only; with an owner token: that owner)")
     p.add_argument("--game", action="append", required=True, choices=games.GAME_IDS, help="repeat per game id")
     p.add_argument("--max-concurrent", type=non_negative_int, default=0, help="matches at once (default 4)")
     p.set_defaults(func=cmd_bot_register)
@@ -167,16 +174,16 @@ def add_parser(sub: Any) -> None:
     add_settings(p, "gateway")
     p.add_argument("--game", choices=games.GAME_IDS)
     p.set_defaults(func=cmd_bot_list)
-    p = bot.add_parser("rotate-token", help="a new token for a bot (admin, or the bot's token)")
-    add_settings(p, "gateway", "admin_token", "token")
+    p = bot.add_parser("rotate-token", help="a new token for a bot (admin, its owner, or the bot's token)")
+    add_settings(p, "gateway", "admin_token", "owner_token", "token")
     p.add_argument("name")
     p.set_defaults(func=cmd_bot_rotate)
-    p = bot.add_parser("disable", help="refuse a bot's sessions and new matches (admin)")
-    add_settings(p, "gateway", "admin_token")
+    p = bot.add_parser("disable", help="refuse a bot's sessions and new matches (admin or its owner)")
+    add_settings(p, "gateway", "admin_token", "owner_token")
     p.add_argument("name")
     p.add_argument("--reason", default="")
     p.set_defaults(func=lambda a: cmd_bot_enable(a, False))
-    p = bot.add_parser("enable", help="enable a disabled bot (admin)")
-    add_settings(p, "gateway", "admin_token")
+    p = bot.add_parser("enable", help="enable a disabled bot (admin or its owner)")
+    add_settings(p, "gateway", "admin_token", "owner_token")
     p.add_argument("name")
     p.set_defaults(func=lambda a: cmd_bot_enable(a, True))

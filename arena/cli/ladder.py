@@ -1,13 +1,16 @@
 """``arena ladder``: the leaderboard, rating histories (and charts), head-to-head records, rebuilds.
 
-    arena ladder show --game shanghaien [--json] [--limit N]
+    arena ladder show --game shanghaien [--json] [--limit N] [--html FILE.html [--replays DIR]]
     arena ladder history BOT [--game ID] [--version V] [--plot FILE.png] [--compare BOT ...] [--json]
     arena ladder h2h --game ID [--bot NAME] [--json]
-    arena ladder rebuild --game ID
 
+    arena ladder rebuild --game ID     # operator commands, on Redis
     arena ladder run [--game ID ...]   # the ladder process
 
-Every command takes ``--redis URL`` (default ``$ARENA_REDIS_URL`` or redis://127.0.0.1:6379/0).
+``show``, ``history`` and ``h2h`` read the ladder from the gateway (``LadderService``, the address of the
+``gateway`` setting: ``--gateway``, ``$ARENA_GATEWAY``, the config file; ``--tls``/``--tls-ca`` to verify
+it), like every other command a bot author runs. ``rebuild`` and ``run`` work on Redis (``--redis URL``,
+default ``$ARENA_REDIS_URL`` or redis://127.0.0.1:6379/0).
 """
 
 from __future__ import annotations
@@ -17,34 +20,75 @@ import asyncio
 import json
 import os
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 import structlog
 from rich.table import Table
 
-from arena.cli.common import CliError, add_settings, console, errors, float_type, positive_int, run_service, settings
+from arena.cli.common import (
+    CliError,
+    add_settings,
+    console,
+    dial_tls,
+    errors,
+    float_type,
+    listen_tls,
+    positive_int,
+    run_service,
+    settings,
+)
 from arena.ladder.report import board_table, local_time, plot
 from referee import games
+
+if TYPE_CHECKING:
+    from arena.ladder.client import LadderClient
+    from arena.ladder.report import LadderReader
+    from arena.ladder.store import Standing
 
 log = structlog.get_logger("arena.ladder")
 DEFAULT_REDIS = "redis://127.0.0.1:6379/0"
 
 
 def _ladder(args: argparse.Namespace) -> Any:
+    """The ladder in Redis (``--redis``): for the operator commands only."""
     from arena.ladder.store import Ladder
     from arena.redis_client import connect
 
     return Ladder(connect(args.redis))
 
 
+@contextmanager
+def _gateway(args: argparse.Namespace) -> Iterator[LadderClient]:
+    """The ladder as the gateway serves it (``LadderService``): a ``LadderClient``. The gateway not
+    answering is one line, ``cannot reach the arena at ADDRESS: ...`` (exit 1)."""
+    from arena.ladder.client import LadderClient
+    from arena.service.client import ArenaError
+
+    s = settings(args)
+    address = s["gateway"]
+    try:
+        with LadderClient(address, s["admin_token"] or s["token"], tls=dial_tls(s)) as c:
+            yield c
+    except ArenaError as e:
+        if e.code in ("UNAVAILABLE", "DEADLINE_EXCEEDED"):
+            raise CliError(f"cannot reach the arena at {address}: {e.message or e.code}") from None
+        if e.code == "UNIMPLEMENTED":
+            raise CliError(f"the arena at {address} does not serve the ladder (LadderService)") from None
+        raise
+
+
 def cmd_show(args: argparse.Namespace) -> int:
-    ladder = _ladder(args)
-    standings = ladder.leaderboard(args.game, args.limit)
-    if args.html:
-        page = _write_board_html(ladder, args.game, standings, Path(args.html), args.replays)
-        (errors if args.json else console).print(f"ladder page written to {page}")
+    if args.replays is not None and not Path(args.replays).is_dir():
+        raise CliError(f"{args.replays}: no such folder", 2)
+    with _gateway(args) as ladder:
+        standings = ladder.leaderboard(args.game, args.limit)
+        if args.html:
+            page = _write_board_html(ladder, args.game, standings, Path(args.html), args.replays)
+            (errors if args.json else console).print(f"ladder page written to {page}")
     if args.json:
         rows = [{"rank": s.rank, **s.row.to_dict(), "error": s.row.error, "provisional": s.row.provisional}
                 for s in standings]  # fmt: skip
@@ -56,36 +100,34 @@ def cmd_show(args: argparse.Namespace) -> int:
     return 0
 
 
-def _write_board_html(ladder: Any, game_id: str, standings: list[Any], path: Path, replays: str | None) -> Path:
-    """The ladder as one HTML page, linking the replays (``MATCH_ID.html``) found in the folder ``replays``."""
-    from arena.ladder.report import board_html
+def _write_board_html(
+    ladder: LadderReader, game_id: str, standings: list[Standing], path: Path, replays: str | None
+) -> Path:
+    """The ladder as one HTML page, linking the replays (``MATCH_ID.html``) found in the folder ``replays``
+    (checked to be a folder before)."""
+    from arena.ladder.report import board_page
 
-    histories: dict[tuple[str, str], list[Any]] = {}
-    for s in standings:
-        histories.update(ladder.history(game_id, s.row.name, s.row.version))
     links: dict[str, str] = {}
     if replays is not None:
-        folder = Path(replays)
-        if not folder.is_dir():
-            raise CliError(f"{replays}: no such folder", 2)
         base = path.resolve().parent
-        for page in folder.glob("*.html"):
+        for page in Path(replays).glob("*.html"):
             links[page.stem] = quote(Path(os.path.relpath(page.resolve(), base)).as_posix())
+    text = board_page(ladder, game_id, standings, links)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(board_html(game_id, standings, histories, ladder.h2h(game_id), links), encoding="utf-8")
+    path.write_text(text, encoding="utf-8")
     return path
 
 
 def cmd_history(args: argparse.Namespace) -> int:
-    ladder = _ladder(args)
-    game_ids = [args.game] if args.game else ladder.games()
     names = [args.bot, *(args.compare or [])]
     series: dict[tuple[str, str, str], list[Any]] = {}
-    for game_id in game_ids:
-        for name in names:
-            version = args.version if name == args.bot else None
-            for (n, v), points in ladder.history(game_id, name, version).items():
-                series[(game_id, n, v)] = points
+    with _gateway(args) as ladder:
+        game_ids = [args.game] if args.game else ladder.games()
+        for game_id in game_ids:
+            for name in names:
+                version = args.version if name == args.bot else None
+                for (n, v), points in ladder.history(game_id, name, version).items():
+                    series[(game_id, n, v)] = points
     if not series:
         errors.print(f"no rated matches for {', '.join(names)}" + (f" on {args.game}" if args.game else ""))
         return 1
@@ -110,7 +152,8 @@ def cmd_history(args: argparse.Namespace) -> int:
 
 
 def cmd_h2h(args: argparse.Namespace) -> int:
-    records = _ladder(args).h2h(args.game, args.bot)
+    with _gateway(args) as ladder:
+        records = ladder.h2h(args.game, args.bot)
     if args.json:
         out = [{"a": list(h.a), "b": list(h.b), "a_wins": h.a_wins, "draws": h.draws, "b_wins": h.b_wins}
                for h in records]  # fmt: skip
@@ -151,6 +194,8 @@ def cmd_ladder_run(args: argparse.Namespace) -> int:
     config = SchedulerConfig(
         games=tuple(args.game or SchedulerConfig().games), queue_depth=args.queue_depth, max_rate=args.max_rate
     )
+    listen = s["listen"] or "0.0.0.0:50071"
+    tls = listen_tls(s, listen)
     runner = LadderRunner(s["redis_url"], config, schedule=not args.no_schedule)
 
     async def main(stop: asyncio.Event) -> None:
@@ -158,8 +203,7 @@ def cmd_ladder_run(args: argparse.Namespace) -> int:
 
         server = new_server()
         add_to_server(runner.ladder, server)
-        await serve(server, [ladder_pb2.DESCRIPTOR.services_by_name["LadderService"].full_name],
-                    s["listen"] or "0.0.0.0:50071")  # fmt: skip
+        await serve(server, [ladder_pb2.DESCRIPTOR.services_by_name["LadderService"].full_name], listen, tls)
         threads = runner.start()
         log.info("ladder running", games=list(config.games), schedule=runner.schedule)
         await stop.wait()
@@ -167,7 +211,6 @@ def cmd_ladder_run(args: argparse.Namespace) -> int:
         await server.stop(1.0)
 
     return run_service(main)
-
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -181,40 +224,39 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         p.add_argument("--redis", default=os.environ.get("ARENA_REDIS_URL", DEFAULT_REDIS),
                        help=f"Redis URL (default $ARENA_REDIS_URL or {DEFAULT_REDIS})")  # fmt: skip
 
-    p = sub.add_parser("show", help="one game's leaderboard")
+    p = sub.add_parser("show", help="one game's leaderboard (from the gateway)")
     p.add_argument("--game", required=True, choices=games.GAME_IDS)
     p.add_argument("--limit", type=positive_int, help="only the first N rows")
     p.add_argument("--html", metavar="FILE.html",
                    help="also write the ladder as one HTML page: leaderboard, rating chart, head to head")  # fmt: skip
     p.add_argument("--replays", metavar="DIR", help="with --html: link the replays DIR/MATCH_ID.html found there")
-    p.add_argument("--json", action="store_true")
-    common(p)
+    add_settings(p, "gateway")
     p.set_defaults(func=cmd_show)
 
-    p = sub.add_parser("history", help="a bot's rating after each match (every version; a chart with --plot)")
+    p = sub.add_parser(
+        "history", help="a bot's rating after each match (every version; a chart with --plot; from the gateway)"
+    )
     p.add_argument("bot", help="bot name")
     p.add_argument("--game", choices=games.GAME_IDS, help="one game (default: every game it is rated in)")
     p.add_argument("--version", help="one version of BOT (default: every version)")
     p.add_argument("--compare", nargs="+", metavar="BOT", help="other bots on the same chart")
     p.add_argument("--plot", metavar="FILE.png", help="write a chart")
-    p.add_argument("--json", action="store_true")
-    common(p)
+    add_settings(p, "gateway")
     p.set_defaults(func=cmd_history)
 
-    p = sub.add_parser("h2h", help="head-to-head records on one game's ladder")
+    p = sub.add_parser("h2h", help="head-to-head records on one game's ladder (from the gateway)")
     p.add_argument("--game", required=True, choices=games.GAME_IDS)
     p.add_argument("--bot", help="only the pairs of this bot name")
-    p.add_argument("--json", action="store_true")
-    common(p)
+    add_settings(p, "gateway")
     p.set_defaults(func=cmd_h2h)
 
-    p = sub.add_parser("rebuild", help="recompute a game's ladder from every stored result")
+    p = sub.add_parser("rebuild", help="recompute a game's ladder from every stored result (on Redis)")
     p.add_argument("--game", required=True, choices=games.GAME_IDS)
     common(p)
     p.set_defaults(func=cmd_rebuild)
 
     p = sub.add_parser("run", help="the ladder process: apply results, schedule rated matches, serve LadderService")
-    add_settings(p, "redis_url", "listen", "metrics_port", "log_level")
+    add_settings(p, "redis_url", "listen", "metrics_port", "log_level", "tls_cert", "tls_key")
     p.add_argument("--game", action="append", help="game ids to schedule (default: all)")
     p.add_argument("--queue-depth", type=positive_int, default=8, help="ladder matches kept waiting (default 8)")
     p.add_argument("--max-rate", type=float_type(0.001), default=2.0,

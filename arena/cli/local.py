@@ -109,7 +109,7 @@ async def run_local(args: argparse.Namespace) -> int:
                 console.print(f"  {game_id}: {' > '.join(names)} ({expected}); chart {chart}")
             console.print(
                 f"transcripts: {out}/ ({len(ids) - bad} of {len(ids)} verified with the engines); "
-                f"ladder: arena ladder show --game {game_ids[0]} --redis {arena.redis_url} (while it runs)"
+                f"to keep an arena up: arena serve, then arena ladder show --game {game_ids[0]}"
             )
             r.close()
             return 0 if bad == 0 else 1

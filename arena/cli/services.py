@@ -9,7 +9,19 @@ import json
 from pathlib import Path
 from typing import Any
 
-from arena.cli.common import add_settings, console, float_type, port_number, positive_int, run_service, settings
+from arena.cli.common import (
+    CliError,
+    add_settings,
+    console,
+    dial_tls,
+    float_type,
+    listen_tls,
+    port_number,
+    positive_int,
+    run_service,
+    settings,
+    strong_admin_token,
+)
 
 
 def cmd_worker(args: argparse.Namespace) -> int:
@@ -19,13 +31,16 @@ def cmd_worker(args: argparse.Namespace) -> int:
 
     s = settings(args)
     configure(json=True, level=s["log_level"])
+    listen = s["listen"] or "0.0.0.0:50061"
+    strong_admin_token(s)
+    tls = listen_tls(s, listen)
     metrics.serve(int(s["metrics_port"]))
 
     async def main(stop: asyncio.Event) -> None:
         worker = Worker(
-            s["redis_url"], listen=s["listen"] or "0.0.0.0:50061", advertise=s["advertise"] or None,
+            s["redis_url"], listen=listen, advertise=s["advertise"] or None,
             worker_id=args.worker_id, capacity=args.capacity, lease_ms=args.lease_ms, drain_s=args.drain_s,
-            admin_token=s["admin_token"],
+            admin_token=s["admin_token"], tls=tls,
         )  # fmt: skip
         await worker.start()
         await worker.run(stop)
@@ -42,6 +57,10 @@ def cmd_gateway(args: argparse.Namespace) -> int:
 
     s = settings(args)
     configure(json=True, level=s["log_level"])
+    listen = s["listen"] or "0.0.0.0:50051"
+    strong_admin_token(s)
+    tls = listen_tls(s, listen)
+    worker_tls = dial_tls(s)
     metrics.serve(int(s["metrics_port"]))
 
     async def main(stop: asyncio.Event) -> None:
@@ -52,7 +71,9 @@ def cmd_gateway(args: argparse.Namespace) -> int:
             client = connect(s["redis_url"])
             Registry(client).set_admin_token(s["admin_token"])
             client.close()
-        server, _, servicer = await start_gateway(s["redis_url"], s["listen"] or "0.0.0.0:50051", host_ladder)
+        server, _, servicer = await start_gateway(
+            s["redis_url"], listen, host_ladder, tls=tls, worker_tls=worker_tls, direct=args.advertise_workers
+        )
         await stop.wait()
         await server.stop(2.0)
         await servicer.close()
@@ -62,27 +83,39 @@ def cmd_gateway(args: argparse.Namespace) -> int:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     from arena import metrics
+    from arena.ladder.runner import LadderRunner
+    from arena.ladder.scheduler import SchedulerConfig
     from arena.ladder.service import host_ladder
     from arena.local.arena import LocalArena
     from referee.logs import configure
 
     s = settings(args)
     configure(json=False, level=s["log_level"])
+    listen = s["listen"] or "127.0.0.1:50051"
+    strong_admin_token(s)
+    tls = listen_tls(s, listen)
+    if tls is not None and not s["tls_ca"]:
+        raise CliError("with --tls-cert, give --tls-ca too: the gateway verifies its workers (same certificate)", 2)
     metrics.serve(int(s["metrics_port"]))
     data = Path(args.data)
 
     async def main(stop: asyncio.Event) -> None:
         arena = LocalArena(
-            data, workers=args.workers, redis_url=args.redis, gateway_address=s["listen"] or "127.0.0.1:50051",
+            data, workers=args.workers, redis_url=args.redis, gateway_address=listen,
             admin_token=s["admin_token"] or None, log_level=s["log_level"], gateway_extra=host_ladder,
+            tls=tls, tls_ca=Path(s["tls_ca"]) if tls is not None else None,
         )  # fmt: skip
         async with arena:
+            # rated results count as they come: the ladder applies them (scheduling stays `arena ladder run`'s)
+            runner = LadderRunner(arena.redis_url, SchedulerConfig(), schedule=False)
+            threads = runner.start()
             console.print(
-                f"arena serving: gateway {arena.gateway}, Redis {arena.redis_url}, {args.workers} "
-                f"worker(s); admin token in {data / 'admin-token'}; logs in {arena.logs}"
+                f"arena serving: gateway {arena.gateway}{' (TLS)' if tls else ''}, Redis {arena.redis_url}, "
+                f"{args.workers} worker(s); admin token in {data / 'admin-token'}; logs in {arena.logs}"
             )
             await stop.wait()
             console.print("stopping")
+            await asyncio.to_thread(runner.stop, threads)
 
     return run_service(main)
 
@@ -94,12 +127,15 @@ def cmd_referee_serve(args: argparse.Namespace) -> int:
     from referee.wire.values import token_sha256
 
     configure(json=True, level=args.log_level)
+    tls = listen_tls(settings(args), f"{args.host}:{args.port}")
+    if args.admin_token:
+        strong_admin_token({"admin_token": args.admin_token})
 
     async def main() -> None:
         referee = Referee(admin_token=args.admin_token)
         for token in args.allow_token or ():
             referee.allow_token(token_sha256(token), "cli")
-        server, port = await start_server(referee, f"{args.host}:{args.port}")
+        server, port = await start_server(referee, f"{args.host}:{args.port}", tls)
         print(json.dumps({"event": "listening", "port": port}), flush=True)
         await server.wait_for_termination()
 
@@ -113,18 +149,26 @@ def cmd_referee_serve(args: argparse.Namespace) -> int:
 
 def add_parser(sub: Any) -> None:
     p = sub.add_parser("serve", help="an all-in-one local arena: Redis, gateway and referee workers")
-    add_settings(p, "listen", "admin_token", "metrics_port", "log_level")
+    add_settings(p, "listen", "admin_token", "metrics_port", "log_level", "tls_cert", "tls_key", "tls_ca")
     p.add_argument("--data", default="arena-data", help="folder for Redis data, logs and the admin token")
     p.add_argument("--redis", help="use this Redis instead of starting one")
     p.add_argument("--workers", type=positive_int, default=2, help="referee worker processes (default 2)")
     p.set_defaults(func=cmd_serve)
 
-    p = sub.add_parser("gateway", help="serve ArenaService: bot sessions, registry, matches, transcripts")
-    add_settings(p, "redis_url", "listen", "admin_token", "metrics_port", "log_level")
+    p = sub.add_parser(
+        "gateway", help="the public address: bot sessions and Play streams (relayed to the workers), registry, "
+        "matches, transcripts, the ladder",
+    )  # fmt: skip
+    add_settings(p, "redis_url", "listen", "admin_token", "metrics_port", "log_level", "tls_cert", "tls_key",
+                 "tls", "tls_ca", "tls_server_name")  # fmt: skip
+    p.add_argument("--advertise-workers", action="store_true",
+                   help="tell bots the worker running each match, for bots inside the arena's network that dial "
+                   "workers themselves (default: bots play through this gateway)")  # fmt: skip
     p.set_defaults(func=cmd_gateway)
 
     p = sub.add_parser("worker", help="a referee worker: run matches from the queue")
-    add_settings(p, "redis_url", "listen", "advertise", "admin_token", "metrics_port", "log_level")
+    add_settings(p, "redis_url", "listen", "advertise", "admin_token", "metrics_port", "log_level", "tls_cert",
+                 "tls_key")  # fmt: skip
     p.add_argument("--worker-id", help="default: host-pid-random")
     p.add_argument("--capacity", type=positive_int, default=500, help="matches at once (default 500)")
     p.add_argument("--lease-ms", type=positive_int, default=10_000, help="lease length (default 10000)")
@@ -138,4 +182,5 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--admin-token", help="required on RefereeService calls when set")
     p.add_argument("--allow-token", action="append", help="a bot token accepted before it is seated")
     p.add_argument("--log-level", default="INFO")
+    add_settings(p, "tls_cert", "tls_key")
     p.set_defaults(func=cmd_referee_serve)

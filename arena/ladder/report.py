@@ -1,16 +1,36 @@
 """How a ladder is shown to a person: the leaderboard table, the rating-history chart (a PNG), and the
 whole ladder as one self-contained HTML page (``board_html``: leaderboard, an inline SVG rating chart,
-head to head, the matches with links to their replays)."""
+head to head, the matches with links to their replays).
+
+Everything here takes the ladder's typed values (``Standing``, ``HistoryPoint``, ``HeadToHead``), read
+from a ``LadderReader``: the ladder in Redis (``arena.ladder.store.Ladder``, the operator's side) or the
+gateway's ``LadderService`` (``arena.ladder.client.LadderClient``, what the CLI reads)."""
 
 from __future__ import annotations
 
 import html
 import math
 import time
-from collections.abc import Mapping
-from typing import Any, Final
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from rich.table import Table
+
+if TYPE_CHECKING:
+    from arena.ladder.elo import BotKey
+    from arena.ladder.store import HeadToHead, HistoryPoint, Standing
+
+
+class LadderReader(Protocol):
+    """The ladder's reads, as ``Ladder`` (Redis) and ``LadderClient`` (the gateway) both offer them."""
+
+    def games(self) -> list[str]: ...
+
+    def leaderboard(self, game_id: str, limit: int | None = None, offset: int = 0) -> list[Standing]: ...
+
+    def history(self, game_id: str, name: str, version: str | None = None) -> dict[BotKey, list[HistoryPoint]]: ...
+
+    def h2h(self, game_id: str, name: str | None = None) -> list[HeadToHead]: ...
 
 
 def local_time(t: float) -> str:
@@ -18,7 +38,7 @@ def local_time(t: float) -> str:
     return time.strftime("%Y-%m-%d %H:%M", time.localtime(t)) if t else "-"
 
 
-def board_table(game_id: str, standings: list[Any]) -> Table:
+def board_table(game_id: str, standings: Sequence[Standing]) -> Table:
     """A game's leaderboard (``Ladder.leaderboard``) as a table."""
     table = Table(title=f"{game_id} ladder", caption="? provisional (fewer than 15 games); ± is a 95% interval")
     for col, justify in [("#", "right"), ("bot", "left"), ("version", "left"), ("rating", "right"),
@@ -33,7 +53,7 @@ def board_table(game_id: str, standings: list[Any]) -> Table:
     return table
 
 
-def plot(series: dict[tuple[str, str, str], list[Any]], path: str) -> None:
+def plot(series: Mapping[tuple[str, str, str], Sequence[HistoryPoint]], path: str) -> None:
     """One line per (game, bot, version): rating after each match against the match's end time."""
     import matplotlib
 
@@ -100,7 +120,7 @@ def _nice_step(span: float, ticks: int = 6) -> float:
     return next(m * power for m in (1, 2, 2.5, 5, 10) if m * power >= raw)
 
 
-def rating_chart_svg(series: Mapping[tuple[str, str], list[Any]], colours: Mapping[tuple[str, str], str],
+def rating_chart_svg(series: Mapping[BotKey, Sequence[HistoryPoint]], colours: Mapping[BotKey, str],
                      replays: Mapping[str, str]) -> str:  # fmt: skip
     """An inline SVG chart: one line per bot version (``HistoryPoint``s: rating after each match against
     the match's end time), each point titled and linked to its match's replay when there is one."""
@@ -156,8 +176,19 @@ def rating_chart_svg(series: Mapping[tuple[str, str], list[Any]], colours: Mappi
     return "".join(out)
 
 
-def board_html(game_id: str, standings: list[Any], histories: Mapping[tuple[str, str], list[Any]], h2h: list[Any],
-               replays: Mapping[str, str] | None = None, generated: float | None = None) -> str:  # fmt: skip
+def board_page(ladder: LadderReader, game_id: str, standings: Sequence[Standing],
+               replays: Mapping[str, str] | None = None) -> str:  # fmt: skip
+    """``board_html`` of ``standings`` with what else the page shows read from ``ladder``: every listed
+    version's rating history and the game's head-to-head records."""
+    histories: dict[BotKey, list[HistoryPoint]] = {}
+    for s in standings:
+        histories.update(ladder.history(game_id, s.row.name, s.row.version))
+    return board_html(game_id, standings, histories, ladder.h2h(game_id), replays)
+
+
+def board_html(game_id: str, standings: Sequence[Standing], histories: Mapping[BotKey, Sequence[HistoryPoint]],
+               h2h: Sequence[HeadToHead], replays: Mapping[str, str] | None = None,
+               generated: float | None = None) -> str:  # fmt: skip
     """One game's ladder as one self-contained HTML page (no script, no network): the leaderboard
     (``Ladder.leaderboard``), the rating chart of ``histories`` (``Ladder.history`` per bot version), the
     head-to-head table (``Ladder.h2h``) and the matches of those histories, newest first, each linked to
@@ -169,7 +200,7 @@ def board_html(game_id: str, standings: list[Any], histories: Mapping[tuple[str,
     keys = [s.row.key for s in standings] + [k for k in histories if k not in {s.row.key for s in standings}]
     colours = {k: SERIES_COLOURS[i % len(SERIES_COLOURS)] for i, k in enumerate(keys)}
 
-    def swatch(key: tuple[str, str]) -> str:
+    def swatch(key: BotKey) -> str:
         return f'<span class="swatch" style="background:{colours.get(key, "#999")}"></span>'
 
     rows = []
@@ -183,14 +214,14 @@ def board_html(game_id: str, standings: list[Any], histories: Mapping[tuple[str,
             f'<td class="num">{r.wins}/{r.draws}/{r.losses}</td><td>{esc(local_time(r.last_played))}</td></tr>'
         )
     pairs = []
-    for p in h2h:
-        n = p.a_wins + p.draws + p.b_wins
+    for h in h2h:
+        n = h.a_wins + h.draws + h.b_wins
         if n:
             pairs.append(
-                f"<tr><td>{swatch(p.a)}{esc(p.a[0])} {esc(p.a[1])}</td>"
-                f"<td>{swatch(p.b)}{esc(p.b[0])} {esc(p.b[1])}</td>"
-                f'<td class="num">{p.a_wins}</td><td class="num">{p.draws}</td><td class="num">{p.b_wins}</td>'
-                f'<td class="num">{(p.a_wins + 0.5 * p.draws) / n:.0%}</td></tr>'
+                f"<tr><td>{swatch(h.a)}{esc(h.a[0])} {esc(h.a[1])}</td>"
+                f"<td>{swatch(h.b)}{esc(h.b[0])} {esc(h.b[1])}</td>"
+                f'<td class="num">{h.a_wins}</td><td class="num">{h.draws}</td><td class="num">{h.b_wins}</td>'
+                f'<td class="num">{(h.a_wins + 0.5 * h.draws) / n:.0%}</td></tr>'
             )
     # The matches of the histories: who played, each one's rating after it and the change.
     matches: dict[str, dict[str, Any]] = {}

@@ -1,6 +1,6 @@
 """The ladder over gRPC (``arena.v1.LadderService``): leaderboards, rating histories, head-to-head.
 
-Read-only; protobuf conversion happens here and nowhere else in the ladder. Redis calls are
+Read-only; protobuf conversion happens here (to the wire) and in ``arena.ladder.client`` (back). Redis calls are
 synchronous (redis-py), so each handler runs them in a worker thread and the event loop stays free.
 """
 
@@ -20,7 +20,7 @@ def row_to_proto(rank: int, row: Row) -> ladder_pb2.LadderRow:
     return ladder_pb2.LadderRow(
         rank=rank, bot_name=row.name, bot_version=row.version, rating=row.rating, error=row.error,
         games=row.games, wins=row.wins, draws=row.draws, losses=row.losses, last_played=row.last_played,
-        status=status,
+        status=status, info=row.info,
     )  # fmt: skip
 
 

@@ -21,6 +21,8 @@ from arena.local.redisproc import RedisProcess
 from arena.redis_client import connect
 from arena.service.gateway import ArenaServicer, start_gateway
 from arena.service.registry import Registry
+from arena.tokens import weak_token_reason
+from referee.wire.tls import ClientTls, ServerTls
 
 
 def arena_command(*args: str) -> list[str]:
@@ -82,6 +84,9 @@ class LocalArena:
         worker_args: tuple[str, ...] = (),
         log_level: str = "INFO",
         gateway_extra: Any = None,
+        tls: ServerTls | None = None,
+        tls_ca: Path | None = None,
+        limiter: Any = None,
     ) -> None:
         self.data_dir = data_dir
         self.n_workers = workers
@@ -91,6 +96,9 @@ class LocalArena:
         self.worker_args = worker_args
         self.log_level = log_level
         self.gateway_extra = gateway_extra
+        self.tls = tls  # the gateway's and the workers' certificate (for 127.0.0.1/localhost here)
+        self.tls_ca = tls_ca  # what the gateway trusts dialling its workers (and what clients need)
+        self.limiter = limiter
         self.redis: RedisProcess | None = None
         self.workers: list[WorkerProcess] = []
         self.gateway = ""
@@ -111,16 +119,17 @@ class LocalArena:
         if not self.admin_token:
             if token_file.is_file():
                 self.admin_token = token_file.read_text().strip()
-            else:
-                self.admin_token = "arena_admin_" + secrets.token_urlsafe(24)
+            if not self.admin_token or weak_token_reason(self.admin_token) is not None:  # made by an older version
+                self.admin_token = "arena_admin_" + secrets.token_urlsafe(32)
                 token_file.write_text(self.admin_token + "\n")
                 token_file.chmod(0o600)
         client = connect(self.redis_url)
         Registry(client).set_admin_token(self.admin_token)
         client.close()
         self._server, port, self._servicer = await start_gateway(
-            self.redis_url, self.gateway_address, self.gateway_extra
-        )
+            self.redis_url, self.gateway_address, self.gateway_extra, tls=self.tls,
+            worker_tls=ClientTls(self.tls_ca) if self.tls is not None else None, limiter=self.limiter,
+        )  # fmt: skip
         self.gateway = f"{self.gateway_address.rpartition(':')[0]}:{port}"
         for _ in range(self.n_workers):
             self.start_worker()
@@ -140,11 +149,11 @@ class LocalArena:
         index = len(self.workers)
         log_path = self.logs / f"worker-{index}.log"
         log_file = log_path.open("ab")
-        env = {**os.environ, "ARENA_ADMIN_TOKEN": ""}
+        env = {**os.environ, "ARENA_ADMIN_TOKEN": "", "ARENA_TLS_CERT": "", "ARENA_TLS_KEY": ""}
         process = subprocess.Popen(
             arena_command(
                 "worker", "--redis", self.redis_url, "--listen", "127.0.0.1:0", "--log-level", self.log_level,
-                "--worker-id", f"local-{index}-{secrets.token_hex(2)}", *self.worker_args,
+                "--worker-id", f"local-{index}-{secrets.token_hex(2)}", *self._worker_tls_args(), *self.worker_args,
             ),
             stdout=log_file,
             stderr=subprocess.STDOUT,
@@ -153,6 +162,9 @@ class LocalArena:
         w = WorkerProcess(index, process, log_path, log_file)
         self.workers.append(w)
         return w
+
+    def _worker_tls_args(self) -> list[str]:
+        return [] if self.tls is None else ["--tls-cert", str(self.tls.cert), "--tls-key", str(self.tls.key)]
 
     def live_workers(self) -> int:
         client = connect(self.redis_url, timeout_s=2)

@@ -14,6 +14,7 @@ import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import quote
 
 
 class RedisNotFoundError(RuntimeError):
@@ -55,11 +56,14 @@ class RedisProcess:
     port: int = field(default_factory=free_port)
     appendonly: bool = True
     binary: str = field(default_factory=find_redis_server)
+    password: str = ""
+    """``requirepass``: clients must give it (in the URL, ``redis://:PASSWORD@host:port/0``)."""
     process: subprocess.Popen[bytes] | None = None
 
     @property
     def url(self) -> str:
-        return f"redis://127.0.0.1:{self.port}/0"
+        auth = f":{quote(self.password, safe='')}@" if self.password else ""
+        return f"redis://{auth}127.0.0.1:{self.port}/0"
 
     def start(self, timeout: float = 10.0) -> RedisProcess:
         self.data_dir.mkdir(parents=True, exist_ok=True)
@@ -74,6 +78,7 @@ class RedisProcess:
             "--appendonly", "yes" if self.appendonly else "no",
             "--appendfsync", "everysec",
             "--logfile", str(self.data_dir / "redis.log"),
+            *(["--requirepass", self.password] if self.password else []),
         ]  # fmt: skip
         self.process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         deadline = time.monotonic() + timeout
@@ -83,6 +88,10 @@ class RedisProcess:
                 raise RuntimeError(f"redis-server exited at start: {err or (self.data_dir / 'redis.log')}")
             try:
                 with socket.create_connection(("127.0.0.1", self.port), timeout=0.2) as s:
+                    if self.password:
+                        s.sendall(b"AUTH " + self.password.encode() + b"\r\n")
+                        if not s.recv(16).startswith(b"+OK"):
+                            raise RuntimeError("redis-server refused its own password")
                     s.sendall(b"PING\r\n")
                     if s.recv(16).startswith(b"+PONG"):
                         return self

@@ -9,6 +9,7 @@ import grpc
 
 from referee.wire import arena_pb2, arena_pb2_grpc, match_pb2
 from referee.wire.contract import bearer_metadata, to_proto_enum
+from referee.wire.tls import ClientTls, sync_channel
 from referee.wire.values import MatchStatus
 
 
@@ -22,8 +23,8 @@ class ArenaError(Exception):
 
 
 class ArenaClient:
-    def __init__(self, target: str, token: str = "", timeout: float = 10.0) -> None:
-        self.channel = grpc.insecure_channel(target)
+    def __init__(self, target: str, token: str = "", timeout: float = 10.0, tls: ClientTls | None = None) -> None:
+        self.channel = sync_channel(target, tls)
         self.stub = arena_pb2_grpc.ArenaServiceStub(self.channel)  # type: ignore[no-untyped-call]
         self.token = token
         self.timeout = timeout
@@ -59,6 +60,17 @@ class ArenaClient:
         return self._call(
             "SetBotEnabled", arena_pb2.SetBotEnabledRequest(name=name, enabled=enabled, reason=reason)
         ).bot
+
+    def create_owner(self, name: str, max_bots: int = 0) -> tuple[Any, str]:
+        r = self._call("CreateOwner", arena_pb2.CreateOwnerRequest(name=name, max_bots=max_bots))
+        return r.owner, r.token
+
+    def list_owners(self) -> list[Any]:
+        return list(self._call("ListOwners", arena_pb2.ListOwnersRequest()).owners)
+
+    def rotate_owner_token(self, name: str) -> str:
+        token: str = self._call("RotateOwnerToken", arena_pb2.RotateOwnerTokenRequest(name=name)).token
+        return token
 
     def list_bots(self, game_id: str = "") -> list[Any]:
         return list(self._call("ListBots", arena_pb2.ListBotsRequest(game_id=game_id)).bots)

@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import enum
 import json
 import math
 import secrets
 import time
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from typing import Any, Final
 
 import grpc
@@ -25,10 +27,21 @@ import structlog
 from arena import keys, metrics
 from arena.redis_client import connect, connect_async
 from arena.service.matches import MatchRecord, MatchRequestError, MatchStore, public_lines
+from arena.service.owners import (
+    DEFAULT_MAX_BOTS,
+    REFERENCE_OWNER,
+    Owner,
+    OwnerError,
+    Owners,
+    UnknownOwnerError,
+)
 from arena.service.queue import DuplicateMatchError, MatchQueue
+from arena.service.ratelimit import RateLimiter
 from arena.service.registry import BotRecord, Registry, RegistryError, UnknownBotError
+from arena.service.relay import PlayRelay
+from arena.service.sessions import READ_BLOCK_MS, SessionEnd, SessionHub, snapshot
 from referee import transcript
-from referee.wire import arena_pb2, arena_pb2_grpc
+from referee.wire import arena_pb2, arena_pb2_grpc, bot_pb2
 from referee.wire.contract import (
     abort,
     bearer,
@@ -39,12 +52,12 @@ from referee.wire.contract import (
     service_name,
     to_proto_enum,
 )
-from referee.wire.values import MatchStatus, bot_text_error
+from referee.wire.tls import ClientTls, ServerTls
+from referee.wire.values import MatchStatus, bot_text_error, token_sha256
 
 log = structlog.get_logger("arena.service.gateway")
 
-HEARTBEAT_S: Final = 10.0
-BLOCK_MS: Final = 5_000
+FOLLOW_POLL_S: Final = 0.2
 
 
 def jsonl_lines(text: str) -> list[str]:
@@ -70,11 +83,20 @@ def bot_proto(b: BotRecord, paused: str = "") -> arena_pb2.BotRecord:
     )
 
 
-def assigned(match_id: str, game_id: str, seat: int, address: str) -> arena_pb2.SessionEvent:
-    """The session event that sends a bot to the worker running its match."""
-    return arena_pb2.SessionEvent(
-        assigned=arena_pb2.MatchAssigned(match_id=match_id, game_id=game_id, seat=seat, referee_address=address)
-    )
+class CallerKind(enum.Enum):
+    ANONYMOUS = "anonymous"
+    BOT = "bot"
+    OWNER = "owner"
+    ADMIN = "admin"
+
+
+@dataclass(frozen=True)
+class Caller:
+    """Who makes a call, from its bearer token."""
+
+    kind: CallerKind
+    name: str
+    enabled: bool = True
 
 
 def match_proto(m: MatchRecord) -> arena_pb2.MatchRecord:
@@ -98,15 +120,27 @@ def match_proto(m: MatchRecord) -> arena_pb2.MatchRecord:
 
 
 class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
-    def __init__(self, redis_url: str) -> None:
+    def __init__(self, redis_url: str, *, limiter: Any = None, direct: bool = False) -> None:
         self.r = connect(redis_url)
-        self.ar = connect_async(redis_url, block_ms=BLOCK_MS, timeout_s=10)
+        self.ar = connect_async(redis_url, timeout_s=10, max_connections=16)  # FollowMatch's reads
         self.registry = Registry(self.r)
         self.queue = MatchQueue(self.r)
         self.store = MatchStore(self.r, self.queue, self.registry)
-        self.sessions: dict[str, int] = {}  # bot name -> sessions open here
+        self.owners = Owners(self.r)
+        self.limiter = limiter if limiter is not None else RateLimiter(self.r)
+        self.relay: PlayRelay | None = None
+        self.hub = SessionHub(
+            self.registry, connect_async(redis_url, block_ms=READ_BLOCK_MS, max_connections=1), direct=direct
+        )
+
+    async def start(self) -> None:
+        await self.hub.start()
 
     async def close(self) -> None:
+        if self.relay is not None:
+            await self.relay.close()
+        await self.hub.stop()
+        await self.hub.reader.aclose()
         await self.ar.aclose()
         self.r.close()
 
@@ -125,15 +159,69 @@ class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
             await abort(context, grpc.StatusCode.NOT_FOUND, f"no match {match_id!r}")
         return m
 
-    async def _admin(self, context: grpc.aio.ServicerContext) -> None:
-        if not await self._call(context, self.registry.is_admin, bearer(context)):
-            await abort(context, grpc.StatusCode.UNAUTHENTICATED, "this call needs the arena's admin token")
+    async def _caller(self, context: grpc.aio.ServicerContext) -> Caller:
+        """Who calls: anonymous (no token), the admin, an owner or a bot. A token that is none of these
+        (wrong, or rotated away) is UNAUTHENTICATED on every call, public ones included."""
+        token = bearer(context)
+        if not token:
+            return Caller(CallerKind.ANONYMOUS, "")
+        caller: Caller | None = await self._call(context, self._resolve, token)
+        if caller is None:
+            await abort(context, grpc.StatusCode.UNAUTHENTICATED, "unknown token (wrong, or rotated away)")
+        return caller
+
+    def _resolve(self, token: str) -> Caller | None:
+        h = token_sha256(token)
+        pipe = self.r.pipeline(transaction=False)
+        pipe.get(keys.admin_token())
+        pipe.get(keys.owner_token(h))
+        pipe.get(keys.token(h))
+        admin, owner, bot = pipe.execute()
+        if admin is not None and secrets.compare_digest(keys.text(admin), h):
+            return Caller(CallerKind.ADMIN, "admin")
+        if owner is not None:
+            return Caller(CallerKind.OWNER, keys.text(owner))
+        if bot is not None:
+            record = self.registry.find(keys.text(bot))
+            if record is not None and record.token_sha256 == h:
+                return Caller(CallerKind.BOT, record.name, record.enabled)
+        return None
+
+    async def _require(self, context: grpc.aio.ServicerContext, *allowed: CallerKind) -> Caller:
+        """The caller, if its kind is allowed (the admin always is): else UNAUTHENTICATED for nobody,
+        PERMISSION_DENIED for a known caller."""
+        caller = await self._caller(context)
+        if caller.kind is CallerKind.ADMIN or caller.kind in allowed:
+            return caller
+        names = {CallerKind.OWNER: "an owner's token", CallerKind.BOT: "the bot's token"}
+        needed = " or ".join(["the admin token", *(names[k] for k in allowed if k in names)])
+        if caller.kind is CallerKind.ANONYMOUS:
+            await abort(context, grpc.StatusCode.UNAUTHENTICATED, f"this call needs {needed} ('authorization: Bearer')")
+        who = {CallerKind.BOT: "a bot's token", CallerKind.OWNER: "an owner's token"}[caller.kind]
+        await abort(context, grpc.StatusCode.PERMISSION_DENIED, f"this call needs {needed}, not {who}")
+        raise AssertionError  # abort raises
+
+    async def _owned_bot(self, context: grpc.aio.ServicerContext, caller: Caller, name: str) -> BotRecord:
+        """The bot ``name`` if the caller may manage it (admin, its owner; ``bot_itself``: the bot too):
+        NOT_FOUND / PERMISSION_DENIED otherwise."""
+        bot: BotRecord | None = await self._call(context, self.registry.find, name)
+        if caller.kind is CallerKind.ADMIN or (caller.kind is CallerKind.OWNER and bot is not None and
+                                               bot.owner == caller.name):  # fmt: skip
+            if bot is None:
+                await abort(context, grpc.StatusCode.NOT_FOUND, f"no bot named {name!r}")
+            return bot
+        if caller.kind is CallerKind.OWNER and bot is None:
+            await abort(context, grpc.StatusCode.NOT_FOUND, f"no bot named {name!r}")
+        await abort(context, grpc.StatusCode.PERMISSION_DENIED, f"bot {name} is not yours")
+        raise AssertionError
 
     # ------------------------------------------------------------------ sessions
 
     async def OpenSession(  # noqa: N802 - gRPC method name
         self, request: arena_pb2.OpenSessionRequest, context: grpc.aio.ServicerContext
     ) -> AsyncIterator[arena_pb2.SessionEvent]:
+        """A bot's session: its welcome, the matches it is seated in now, then every new assignment
+        and a heartbeat every ``HEARTBEAT_S`` (all from the gateway's ``SessionHub``)."""
         token = bearer(context)
         if token is None:
             await abort(
@@ -144,76 +232,68 @@ class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
             await abort(context, grpc.StatusCode.INVALID_ARGUMENT, problem)
         bot = await self._call(context, self.registry.authenticate, token)
         if bot is None:
+            if await self._call(context, self._resolve, token) is not None:  # the admin's or an owner's
+                await abort(context, grpc.StatusCode.PERMISSION_DENIED, "sessions are bots': use a bot's token")
             await abort(context, grpc.StatusCode.UNAUTHENTICATED, "unknown bot token")
         if not bot.enabled:
             await abort(
                 context, grpc.StatusCode.PERMISSION_DENIED, f"bot {bot.name} is disabled: {bot.disabled_reason or '-'}"
             )
+        await self.limit_session(bot.token_sha256, context)
         name = bot.name
         session_id = secrets.token_hex(6)
         slog = log.bind(bot=name, session_id=session_id)
         info = {"session_id": session_id, "version": request.bot_version, "sdk_version": request.sdk_version,
                 "since": time.time()}  # fmt: skip
-        self.sessions[name] = self.sessions.get(name, 0) + 1
-        metrics.BOT_SESSIONS.inc()
+        session = self.hub.open(name, bot.token_sha256, request.bot_version, info)
         slog.info("bot session opened", version=request.bot_version)
         try:
             await self._call(context, self.registry.seen, name, request.bot_version, info)
             yield arena_pb2.SessionEvent(welcome=arena_pb2.SessionWelcome(bot_name=name, session_id=session_id))
-            stream = keys.bot_events(name)
-            newest: Any = await self.ar.xrevrange(stream, count=1)
-            last: Any = newest[0][0] if newest else b"0-0"
-            for event in await self._call(context, self._current_assignments, name):
+            for event in await self._call(context, snapshot, self.registry, self.store.describe, name, self.hub.direct):
                 yield event
-            beat = time.monotonic()
             while True:
-                reply: Any = await self.ar.xread({stream: last}, count=100, block=int(HEARTBEAT_S * 1000 / 2))
-                for _, entries in reply or []:
-                    for entry_id, fields in entries:
-                        last = entry_id
-                        f = {keys.text(k): keys.text(v) for k, v in fields.items()}
-                        if f.get("kind") == "assigned":
-                            yield assigned(f["match_id"], f["game_id"], int(f["seat"]), f["address"])
-                if time.monotonic() - beat >= HEARTBEAT_S:
-                    beat = time.monotonic()
-                    current = await self._call(context, self.registry.find, name)
-                    if current is None or current.token_sha256 != bot.token_sha256:
-                        await abort(context, grpc.StatusCode.UNAUTHENTICATED, "the bot's token was rotated")
-                    if not current.enabled:
-                        await abort(context, grpc.StatusCode.PERMISSION_DENIED, f"bot {name} was disabled")
-                    await self._call(context, self.registry.seen, name, request.bot_version, info)
-                    yield arena_pb2.SessionEvent(heartbeat=arena_pb2.Heartbeat(server_time=time.time()))
+                item = await session.events.get()
+                if isinstance(item, SessionEnd):
+                    await abort(context, item.code, item.details)
+                yield item
         finally:
-            self.sessions[name] -= 1
-            metrics.BOT_SESSIONS.dec()
-            if not self.sessions[name]:
-                del self.sessions[name]
+            if self.hub.close(session):
                 with contextlib.suppress(redis.RedisError):  # else the presence key runs out by itself
                     await asyncio.to_thread(self.registry.gone, name)
             slog.info("bot session closed")
 
-    def _current_assignments(self, name: str) -> list[arena_pb2.SessionEvent]:
-        """Where the bot's running matches are now (for a session that just opened)."""
-        out = []
-        for raw in sorted(self.r.smembers(keys.bot_running(name))):
-            match_id = keys.text(raw)
-            m = self.store.describe(match_id)
-            if m is None or m.status is not MatchStatus.RUNNING or not m.referee_address:
-                continue
-            for seat, bot_name in enumerate(m.bot_names):
-                if bot_name == name:
-                    out.append(assigned(match_id, m.game_id, seat, m.referee_address))
-        return out
+    async def limit_session(self, token_sha256: str, context: grpc.aio.ServicerContext) -> None:
+        """RESOURCE_EXHAUSTED when this token opened too many sessions or Play streams lately."""
+        if self.limiter is None:
+            return
+        retry = await self._call(context, self.limiter.check, "session", token_sha256)
+        if retry is not None:
+            context.set_trailing_metadata((("retry-after-s", f"{retry:.0f}"),))
+            await abort(
+                context, grpc.StatusCode.RESOURCE_EXHAUSTED,
+                f"too many sessions opened with this token; retry in {retry:.0f} s",
+            )  # fmt: skip
 
     # ------------------------------------------------------------------ registry
 
     async def RegisterBot(  # noqa: N802
         self, request: arena_pb2.RegisterBotRequest, context: grpc.aio.ServicerContext
     ) -> arena_pb2.RegisterBotResponse:
-        await self._admin(context)
+        caller = await self._require(context, CallerKind.OWNER)
+        owner_name = request.owner
+        if caller.kind is CallerKind.OWNER:  # an owner registers its own bots, up to its limit
+            owner_name = caller.name
+            owner = await self._call(context, self.owners.get, caller.name)
+            mine = sum(1 for b in await self._call(context, self.registry.list) if b.owner == caller.name)
+            if mine >= owner.max_bots:
+                await abort(
+                    context, grpc.StatusCode.RESOURCE_EXHAUSTED,
+                    f"owner {caller.name} has {mine} bots, its limit; ask the arena's admin for more",
+                )  # fmt: skip
         try:
             bot, token = await self._call(
-                context, self.registry.register, request.name, request.owner, list(request.game_ids),
+                context, self.registry.register, request.name, owner_name, list(request.game_ids),
                 request.max_concurrent or 4,
             )  # fmt: skip
         except RegistryError as e:
@@ -225,11 +305,11 @@ class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
     async def RotateToken(  # noqa: N802
         self, request: arena_pb2.RotateTokenRequest, context: grpc.aio.ServicerContext
     ) -> arena_pb2.RotateTokenResponse:
-        caller = await self._call(context, self.registry.authenticate, bearer(context))
-        if (caller is None or caller.name != request.name) and not await self._call(
-            context, self.registry.is_admin, bearer(context)
-        ):
-            await abort(context, grpc.StatusCode.UNAUTHENTICATED, "needs the admin token or the bot's own token")
+        caller = await self._require(context, CallerKind.OWNER, CallerKind.BOT)
+        if caller.kind is CallerKind.BOT and caller.name != request.name:
+            await abort(context, grpc.StatusCode.PERMISSION_DENIED, "a bot's token rotates only that bot's token")
+        if caller.kind is not CallerKind.BOT:
+            await self._owned_bot(context, caller, request.name)
         try:
             token = await self._call(context, self.registry.rotate_token, request.name)
         except UnknownBotError as e:
@@ -240,7 +320,7 @@ class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
     async def SetBotEnabled(  # noqa: N802
         self, request: arena_pb2.SetBotEnabledRequest, context: grpc.aio.ServicerContext
     ) -> arena_pb2.SetBotEnabledResponse:
-        await self._admin(context)
+        await self._owned_bot(context, await self._require(context, CallerKind.OWNER), request.name)
         try:
             bot = await self._call(context, self.registry.set_enabled, request.name, request.enabled, request.reason)
         except UnknownBotError as e:
@@ -251,6 +331,7 @@ class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
     async def ListBots(  # noqa: N802
         self, request: arena_pb2.ListBotsRequest, context: grpc.aio.ServicerContext
     ) -> arena_pb2.ListBotsResponse:
+        await self._caller(context)
         bots = await self._call(context, self.registry.list, request.game_id or None)
         pauses = await self._call(context, self._pauses)
         return arena_pb2.ListBotsResponse(bots=[bot_proto(b, pauses.get((b.name, b.version), "")) for b in bots])
@@ -271,14 +352,16 @@ class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
     async def RequestMatch(  # noqa: N802
         self, request: arena_pb2.RequestMatchRequest, context: grpc.aio.ServicerContext
     ) -> arena_pb2.RequestMatchResponse:
-        await self._admin(context)
+        caller = await self._require(context, CallerKind.OWNER)
+        if caller.kind is CallerKind.OWNER:
+            await self._owner_may_request(context, caller, request)
         tc = (
             {f.name: int(v) for f, v in request.time_control.ListFields()} if request.HasField("time_control") else None
         )
         try:
             match_id, seed_hash = await self._call(
                 context, self.store.request, request.game_id, list(request.bot_names), seed=request.seed,
-                rated=request.rated, time_control=tc, match_id=request.match_id, requested_by="admin",
+                rated=request.rated, time_control=tc, match_id=request.match_id, requested_by=caller.name,
             )  # fmt: skip
         except MatchRequestError as e:
             await abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(e))
@@ -288,14 +371,44 @@ class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
         log.info("match requested", match_id=match_id, game_id=request.game_id, bots=list(request.bot_names))
         return arena_pb2.RequestMatchResponse(match_id=match_id, seed_sha256=seed_hash)
 
+    async def _owner_may_request(
+        self, context: grpc.aio.ServicerContext, caller: Caller, request: arena_pb2.RequestMatchRequest
+    ) -> None:
+        """An owner requests unrated matches of its own bots against its own or the reference bots, a
+        bounded number a minute (RESOURCE_EXHAUSTED with the seconds to wait)."""
+        if request.rated:
+            await abort(context, grpc.StatusCode.PERMISSION_DENIED, "owners request unrated matches only")
+        owners = {}
+        for name in set(request.bot_names):
+            bot = await self._call(context, self.registry.find, name)
+            owners[name] = bot.owner if bot is not None else ""
+        if caller.name not in owners.values():
+            await abort(context, grpc.StatusCode.PERMISSION_DENIED, "a match you request seats one of your bots")
+        others = sorted(n for n, o in owners.items() if o not in (caller.name, REFERENCE_OWNER))
+        if others:
+            await abort(
+                context, grpc.StatusCode.PERMISSION_DENIED,
+                f"{', '.join(others)}: neither yours nor a reference bot (owner {REFERENCE_OWNER!r})",
+            )  # fmt: skip
+        if self.limiter is not None:
+            retry = await self._call(context, self.limiter.check, "request", token_sha256(bearer(context) or ""))
+            if retry is not None:
+                context.set_trailing_metadata((("retry-after-s", f"{retry:.0f}"),))
+                await abort(
+                    context, grpc.StatusCode.RESOURCE_EXHAUSTED,
+                    f"too many match requests with this token; retry in {retry:.0f} s",
+                )  # fmt: skip
+
     async def DescribeMatch(  # noqa: N802
         self, request: arena_pb2.DescribeMatchRequest, context: grpc.aio.ServicerContext
     ) -> arena_pb2.DescribeMatchResponse:
+        await self._caller(context)
         return arena_pb2.DescribeMatchResponse(match=match_proto(await self._match(context, request.match_id)))
 
     async def ListMatches(  # noqa: N802
         self, request: arena_pb2.ListMatchesRequest, context: grpc.aio.ServicerContext
     ) -> arena_pb2.ListMatchesResponse:
+        await self._caller(context)
         if not (math.isfinite(request.since) and math.isfinite(request.until)):  # Redis refuses NaN
             await abort(context, grpc.StatusCode.INVALID_ARGUMENT, "since and until are seconds since the epoch")
         matches = await self._call(
@@ -308,6 +421,7 @@ class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
     async def FollowMatch(  # noqa: N802
         self, request: arena_pb2.FollowMatchRequest, context: grpc.aio.ServicerContext
     ) -> AsyncIterator[arena_pb2.FollowMatchResponse]:
+        await self._caller(context)
         await self._match(context, request.match_id)
         stream = keys.events(request.match_id)
         last: Any = b"0-0"
@@ -318,7 +432,9 @@ class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
                 for line in public_lines(jsonl_lines(stored)[sent:], set()):
                     yield arena_pb2.FollowMatchResponse(transcript_line=line)
                 return
-            reply: Any = await self.ar.xread({stream: last}, count=500, block=BLOCK_MS)
+            reply: Any = await self.ar.xread({stream: last}, count=500)  # no blocking read: connections stay few
+            if not reply:
+                await asyncio.sleep(FOLLOW_POLL_S)
             for _, entries in reply or []:
                 for entry_id, fields in entries:
                     last = entry_id
@@ -334,6 +450,7 @@ class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
     async def GetTranscript(  # noqa: N802
         self, request: arena_pb2.GetTranscriptRequest, context: grpc.aio.ServicerContext
     ) -> arena_pb2.GetTranscriptResponse:
+        caller = await self._caller(context)
         m = await self._match(context, request.match_id)
         stored = await self._call(context, self.store.transcript, request.match_id)
         if stored is None:
@@ -343,31 +460,126 @@ class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
                 f"match {request.match_id} is {m.status}: its transcript is stored when it ends"
                 " (FollowMatch streams it live)",
             )
-        token = bearer(context)
-        seats: set[int] | None = set()
-        if token and await self._call(context, self.registry.is_admin, token):
+        seats: set[int] | None = set()  # whose refusals the caller may read in full
+        if caller.kind is CallerKind.ADMIN:
             seats = None
-        elif token:
-            bot = await self._call(context, self.registry.authenticate, token)
-            if bot is not None:
-                seats = {i for i, name in enumerate(m.bot_names) if name == bot.name}
+        elif caller.kind is CallerKind.BOT:
+            seats = {i for i, name in enumerate(m.bot_names) if name == caller.name}
+        elif caller.kind is CallerKind.OWNER:
+            mine = {b.name for b in await self._call(context, self.registry.list) if b.owner == caller.name}
+            seats = {i for i, name in enumerate(m.bot_names) if name in mine}
         lines = public_lines(jsonl_lines(stored), seats)
         return arena_pb2.GetTranscriptResponse(
             match_id=request.match_id, jsonl="\n".join(lines) + "\n", full=seats is None or bool(seats)
         )
 
 
+    # ------------------------------------------------------------------ owners
+
+    async def CreateOwner(  # noqa: N802
+        self, request: arena_pb2.CreateOwnerRequest, context: grpc.aio.ServicerContext
+    ) -> arena_pb2.CreateOwnerResponse:
+        await self._require(context)
+        try:
+            owner, token = await self._call(
+                context, self.owners.create, request.name, request.max_bots or DEFAULT_MAX_BOTS
+            )
+        except OwnerError as e:
+            code = grpc.StatusCode.ALREADY_EXISTS if "exists" in str(e) else grpc.StatusCode.INVALID_ARGUMENT
+            await abort(context, code, str(e))
+        log.info("owner created", owner=owner.name, max_bots=owner.max_bots)
+        return arena_pb2.CreateOwnerResponse(owner=await self._owner_proto(context, owner), token=token)
+
+    async def ListOwners(  # noqa: N802
+        self, request: arena_pb2.ListOwnersRequest, context: grpc.aio.ServicerContext
+    ) -> arena_pb2.ListOwnersResponse:
+        await self._require(context)
+        owners = await self._call(context, self.owners.list)
+        return arena_pb2.ListOwnersResponse(owners=[await self._owner_proto(context, o) for o in owners])
+
+    async def RotateOwnerToken(  # noqa: N802
+        self, request: arena_pb2.RotateOwnerTokenRequest, context: grpc.aio.ServicerContext
+    ) -> arena_pb2.RotateOwnerTokenResponse:
+        caller = await self._require(context, CallerKind.OWNER)
+        if caller.kind is CallerKind.OWNER and caller.name != request.name:
+            await abort(context, grpc.StatusCode.PERMISSION_DENIED, "an owner rotates only its own token")
+        try:
+            token = await self._call(context, self.owners.rotate_token, request.name)
+        except UnknownOwnerError as e:
+            await abort(context, grpc.StatusCode.NOT_FOUND, str(e))
+        log.info("owner token rotated", owner=request.name)
+        return arena_pb2.RotateOwnerTokenResponse(token=token)
+
+    async def _owner_proto(self, context: grpc.aio.ServicerContext, owner: Owner) -> arena_pb2.OwnerRecord:
+        bots = sum(1 for b in await self._call(context, self.registry.list) if b.owner == owner.name)
+        return arena_pb2.OwnerRecord(name=owner.name, max_bots=owner.max_bots, bots=bots, created_at=owner.created_at)
+
+
+class TokenGate(grpc.aio.ServerInterceptor):  # type: ignore[misc]
+    """A token that is given must be valid, on every service of the gateway: the services hosted beside
+    ArenaService (the ladder's), which know nothing of tokens, answer an unknown one UNAUTHENTICATED too."""
+
+    def __init__(self, prefixes: tuple[str, ...], resolve: Any) -> None:
+        self.prefixes = prefixes
+        self.resolve = resolve
+
+    async def intercept_service(self, continuation: Any, details: grpc.HandlerCallDetails) -> Any:
+        handler = await continuation(details)
+        if handler is None or not details.method.startswith(self.prefixes):
+            return handler
+        token = next((bearer_value(v) for k, v in details.invocation_metadata or () if k == "authorization"), None)
+        if not token:
+            return handler
+        try:
+            known = await asyncio.to_thread(self.resolve, token) is not None
+        except (redis.ConnectionError, redis.TimeoutError):
+            known = True  # the handler meets Redis's absence itself (UNAVAILABLE)
+        if known:
+            return handler
+
+        async def refuse(request: Any, context: grpc.aio.ServicerContext) -> Any:
+            await abort(context, grpc.StatusCode.UNAUTHENTICATED, "unknown token (wrong, or rotated away)")
+
+        if handler.response_streaming:
+            return handler
+        return handler._replace(unary_unary=refuse) if handler.unary_unary else handler
+
+
+def bearer_value(value: str | bytes) -> str | None:
+    text = value.decode() if isinstance(value, bytes) else value
+    scheme, _, token = text.partition(" ")
+    return token.strip() if scheme.lower() == "bearer" and token.strip() else None
+
+
 async def start_gateway(
-    redis_url: str, address: str = "127.0.0.1:0", extra: Any = None
+    redis_url: str,
+    address: str = "127.0.0.1:0",
+    extra: Any = None,
+    *,
+    tls: ServerTls | None = None,
+    worker_tls: ClientTls | None = None,
+    limiter: Any = None,
+    direct: bool = False,
 ) -> tuple[grpc.aio.Server, int, ArenaServicer]:
-    """Serve ArenaService (and the services ``extra(server, redis_url)`` adds and names, e.g. the
-    ladder's) with health and reflection."""
-    server = new_server()
-    servicer = ArenaServicer(redis_url)
+    """Serve ArenaService, BotService (the relay of bots' Play streams to the workers) and the services
+    ``extra(server, redis_url)`` adds and names (e.g. the ladder's), with health and reflection; TLS
+    with ``tls``. ``worker_tls``: how the relay verifies the workers (None: plaintext inside). ``direct``:
+    sessions' assignments name the worker running the match, for bots inside the arena's network."""
+    servicer = ArenaServicer(redis_url, limiter=limiter, direct=direct)
+    server = new_server(TokenGate(("/arena.v1.LadderService/",), servicer._resolve))
     arena_pb2_grpc.add_ArenaServiceServicer_to_server(servicer, server)  # type: ignore[no-untyped-call]
-    names = [service_name(arena_pb2, "ArenaService")]
+    servicer.relay = PlayRelay(
+        servicer.registry, worker_tls=worker_tls, limiter=servicer.limit_session, known=servicer._resolve
+    )
+    server.add_generic_rpc_handlers((servicer.relay.handler(),))
+    names = [service_name(arena_pb2, "ArenaService"), service_name(bot_pb2, "BotService")]
     if extra is not None:
         names += extra(server, redis_url)
-    port = await serve(server, names, address)
-    log.info("gateway serving", address=address, port=port)
+    await servicer.start()
+    try:
+        port = await serve(server, names, address, tls)
+    except BaseException:
+        await servicer.close()  # its reader and heartbeat tasks, its Redis clients
+        raise
+    log.info("gateway serving", address=address, port=port, tls=tls is not None)
     return server, port, servicer

@@ -12,7 +12,7 @@ import json
 import re
 import secrets
 import time
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -222,6 +222,17 @@ class Registry:
         pipe = self.r.pipeline(transaction=False)
         pipe.set(keys.presence(name), json.dumps(session), ex=PRESENCE_TTL_S)
         pipe.hset(keys.bot(name), mapping={"version": version, "last_seen": f"{time.time():.6f}"})
+        pipe.execute()
+
+    def seen_many(self, sessions: Sequence[tuple[str, str, dict[str, Any]]]) -> None:
+        """``seen`` for many sessions (bot name, version, session info) in one round trip."""
+        if not sessions:
+            return
+        now = f"{time.time():.6f}"
+        pipe = self.r.pipeline(transaction=False)
+        for name, version, session in sessions:
+            pipe.set(keys.presence(name), json.dumps(session), ex=PRESENCE_TTL_S)
+            pipe.hset(keys.bot(name), mapping={"version": version, "last_seen": now})
         pipe.execute()
 
     def gone(self, name: str) -> None:

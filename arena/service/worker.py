@@ -11,7 +11,8 @@ This is where the arena wires Redis to the referee (the referee itself knows not
   the match runs, and give the match up if another worker took the lease;
 - at the end store the result and the transcript in one atomic step, recorded exactly once.
 
-Redis going away does not stop a running match: bots talk to the worker directly. Every Redis call
+Redis going away does not stop a running match: bots' streams reach the worker through the
+gateway's relay (or directly), not through Redis. Every Redis call
 is retried with back-off until Redis is back; event-log lines wait in memory meanwhile.
 """
 
@@ -38,6 +39,7 @@ from referee.chance import new_seed
 from referee.match import Match
 from referee.server import Referee, start_server
 from referee.spec import MatchSpec, SeatSpec
+from referee.wire.tls import ServerTls
 from referee.wire.values import MatchResult, MatchStatus
 
 log = structlog.get_logger("arena.service.worker")
@@ -48,7 +50,7 @@ WORKER_TTL_S: Final = 15
 REVALIDATE_S: Final = 1.0
 RECLAIM_EVERY_S: Final = 0.2  # how often a worker looks for expired leases
 TAKEOVER_ROOM: Final = 2  # a worker takes matches over up to this many times its capacity
-BOT_EVENTS_MAXLEN: Final = 1000
+ASSIGNMENTS_MAXLEN: Final = 100_000  # gateways read it as it comes; this is slack for a slow one
 _REDIS_DOWN = (redis.ConnectionError, redis.TimeoutError)
 
 
@@ -130,8 +132,10 @@ class Worker:
         block_ms: int = 1_000,
         drain_s: float = 30.0,
         admin_token: str = "",
+        tls: ServerTls | None = None,
     ) -> None:
         self.redis_url = redis_url
+        self.tls = tls
         self.listen = listen
         self.advertise = advertise
         self.worker_id = worker_id or f"{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(2)}"
@@ -159,7 +163,7 @@ class Worker:
         self.block_queue = MatchQueue(self.rblock, lease_ms=self.lease_ms)
         self.registry = Registry(self.r)
         self.store = MatchStore(self.r, self.queue, self.registry)
-        self._server, port = await start_server(self.referee, self.listen)
+        self._server, port = await start_server(self.referee, self.listen, self.tls)
         host = self.listen.rpartition(":")[0] or "127.0.0.1"
         if host in ("0.0.0.0", "[::]", "::"):
             host = socket.gethostname()
@@ -317,10 +321,10 @@ class Worker:
         for seat in spec.seats:
             pipe.sadd(keys.bot_running(seat.bot_name), claim.match_id)
             pipe.xadd(
-                keys.bot_events(seat.bot_name),
-                {"kind": "assigned", "match_id": claim.match_id, "game_id": spec.game_id, "seat": seat.seat,
+                keys.assignments(),
+                {"bot": seat.bot_name, "match_id": claim.match_id, "game_id": spec.game_id, "seat": seat.seat,
                  "address": self.address},
-                maxlen=BOT_EVENTS_MAXLEN,
+                maxlen=ASSIGNMENTS_MAXLEN,
                 approximate=True,
             )  # fmt: skip
         pipe.execute()

@@ -24,6 +24,7 @@ from grpc_reflection.v1alpha import reflection
 from referee import games
 from referee.games import TimeControl
 from referee.wire._generated.arena.v1 import arena_pb2, bot_pb2, match_pb2
+from referee.wire.tls import ServerTls
 from referee.wire.values import EndReason, MatchResult, MatchStatus, RefusalCode, SeatStatus
 
 MAX_MESSAGE_BYTES: Final = 256 * 1024
@@ -38,6 +39,10 @@ SERVER_OPTIONS: Final = [
     ("grpc.keepalive_permit_without_calls", 1),
     # gRPC sets SO_REUSEPORT by default: a second server on a busy port would start and share it.
     ("grpc.so_reuseport", 0),
+    # Calls that arrived before the application asked for them: gRPC's defaults (1,000, hard limit 3,000)
+    # stalled a gateway at about 3,000 bot sessions opened at once (benchmarks/sessions_bench.py).
+    ("grpc.server.max_pending_requests", 20_000),
+    ("grpc.server.max_pending_requests_hard_limit", 50_000),
 ]
 """The options of every server the project starts (``new_server``)."""
 
@@ -244,24 +249,30 @@ def _guard(method: str, handler: Any) -> Any:
     return handler._replace(request_deserializer=_decoding(handler.request_deserializer), **{kind: wrapped})
 
 
-def new_server() -> grpc.aio.Server:
+def new_server(*interceptors: grpc.aio.ServerInterceptor) -> grpc.aio.Server:
     """A gRPC server as every service of the project runs one: ``SERVER_OPTIONS`` (message limits,
-    keepalive, no port sharing) and ``EdgeInterceptor`` (malformed requests are INVALID_ARGUMENT).
-    Add the servicers, then ``serve`` it."""
-    return grpc.aio.server(options=SERVER_OPTIONS, interceptors=[EdgeInterceptor()])
+    keepalive, no port sharing) and ``EdgeInterceptor`` (malformed requests are INVALID_ARGUMENT),
+    then ``interceptors``. Add the servicers, then ``serve`` it."""
+    return grpc.aio.server(options=SERVER_OPTIONS, interceptors=[EdgeInterceptor(), *interceptors])
 
 
-async def serve(server: grpc.aio.Server, services: Sequence[str], address: str) -> int:
+async def serve(
+    server: grpc.aio.Server, services: Sequence[str], address: str, tls: ServerTls | None = None
+) -> int:
     """Start ``server`` (from ``new_server``, its servicers added) on ``address`` with gRPC health
     checking (every one of ``services`` and the whole server SERVING) and reflection, so grpcurl and
-    grpc_health_probe work. Returns the port (``address`` with port 0: any free port).
+    grpc_health_probe work; TLS with ``tls``, else plaintext. Returns the port (``address`` with port 0:
+    any free port).
     ``ListenError`` when it cannot listen there (a port in use by any process is never shared)."""
     health = HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health, server)
     names = (*services, service_name(health_pb2, "Health"), reflection.SERVICE_NAME)
     reflection.enable_server_reflection(names, server)
     try:
-        port: int = server.add_insecure_port(address)
+        if tls is None:
+            port: int = server.add_insecure_port(address)
+        else:
+            port = server.add_secure_port(address, tls.credentials())
     except RuntimeError:  # gRPC's "Failed to bind to address"
         port = 0
     if not port:

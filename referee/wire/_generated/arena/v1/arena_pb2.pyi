@@ -19,6 +19,56 @@ MATCH_STATE_QUEUED: MatchState
 MATCH_STATE_RUNNING: MatchState
 MATCH_STATE_FINISHED: MatchState
 
+class OwnerRecord(_message.Message):
+    __slots__ = ("name", "max_bots", "bots", "created_at")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    MAX_BOTS_FIELD_NUMBER: _ClassVar[int]
+    BOTS_FIELD_NUMBER: _ClassVar[int]
+    CREATED_AT_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    max_bots: int
+    bots: int
+    created_at: float
+    def __init__(self, name: _Optional[str] = ..., max_bots: _Optional[int] = ..., bots: _Optional[int] = ..., created_at: _Optional[float] = ...) -> None: ...
+
+class CreateOwnerRequest(_message.Message):
+    __slots__ = ("name", "max_bots")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    MAX_BOTS_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    max_bots: int
+    def __init__(self, name: _Optional[str] = ..., max_bots: _Optional[int] = ...) -> None: ...
+
+class CreateOwnerResponse(_message.Message):
+    __slots__ = ("owner", "token")
+    OWNER_FIELD_NUMBER: _ClassVar[int]
+    TOKEN_FIELD_NUMBER: _ClassVar[int]
+    owner: OwnerRecord
+    token: str
+    def __init__(self, owner: _Optional[_Union[OwnerRecord, _Mapping]] = ..., token: _Optional[str] = ...) -> None: ...
+
+class ListOwnersRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class ListOwnersResponse(_message.Message):
+    __slots__ = ("owners",)
+    OWNERS_FIELD_NUMBER: _ClassVar[int]
+    owners: _containers.RepeatedCompositeFieldContainer[OwnerRecord]
+    def __init__(self, owners: _Optional[_Iterable[_Union[OwnerRecord, _Mapping]]] = ...) -> None: ...
+
+class RotateOwnerTokenRequest(_message.Message):
+    __slots__ = ("name",)
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    def __init__(self, name: _Optional[str] = ...) -> None: ...
+
+class RotateOwnerTokenResponse(_message.Message):
+    __slots__ = ("token",)
+    TOKEN_FIELD_NUMBER: _ClassVar[int]
+    token: str
+    def __init__(self, token: _Optional[str] = ...) -> None: ...
+
 class BotRecord(_message.Message):
     __slots__ = ("name", "owner", "game_ids", "enabled", "disabled_reason", "version", "online", "matches_running", "created_at", "last_seen", "max_concurrent", "ladder_paused")
     NAME_FIELD_NUMBER: _ClassVar[int]

@@ -85,6 +85,21 @@ class ArenaServiceStub:
                 request_serializer=arena_dot_v1_dot_arena__pb2.GetTranscriptRequest.SerializeToString,
                 response_deserializer=arena_dot_v1_dot_arena__pb2.GetTranscriptResponse.FromString,
                 _registered_method=True)
+        self.CreateOwner = channel.unary_unary(
+                '/arena.v1.ArenaService/CreateOwner',
+                request_serializer=arena_dot_v1_dot_arena__pb2.CreateOwnerRequest.SerializeToString,
+                response_deserializer=arena_dot_v1_dot_arena__pb2.CreateOwnerResponse.FromString,
+                _registered_method=True)
+        self.ListOwners = channel.unary_unary(
+                '/arena.v1.ArenaService/ListOwners',
+                request_serializer=arena_dot_v1_dot_arena__pb2.ListOwnersRequest.SerializeToString,
+                response_deserializer=arena_dot_v1_dot_arena__pb2.ListOwnersResponse.FromString,
+                _registered_method=True)
+        self.RotateOwnerToken = channel.unary_unary(
+                '/arena.v1.ArenaService/RotateOwnerToken',
+                request_serializer=arena_dot_v1_dot_arena__pb2.RotateOwnerTokenRequest.SerializeToString,
+                response_deserializer=arena_dot_v1_dot_arena__pb2.RotateOwnerTokenResponse.FromString,
+                _registered_method=True)
 
 
 class ArenaServiceServicer:
@@ -99,21 +114,22 @@ class ArenaServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def RegisterBot(self, request, context):
-        """Admin: a new bot and its token (shown once; the arena stores only its hash).
+        """Admin, or an owner for itself (up to its max_bots): a new bot and its token (shown once; the arena
+        stores only its hash).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def RotateToken(self, request, context):
-        """Admin, or the bot's own token: a new token; the old one stops working at once.
+        """Admin, the bot's owner, or the bot's own token: a new token; the old one stops working at once.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def SetBotEnabled(self, request, context):
-        """Admin: a disabled bot is refused sessions and is not seated in new matches.
+        """Admin or the bot's owner: a disabled bot is refused sessions and is not seated in new matches.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -126,7 +142,8 @@ class ArenaServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def RequestMatch(self, request, context):
-        """Admin: queue a match (idempotent by match_id when one is given).
+        """Admin: queue a match (idempotent by match_id when one is given). An owner: unrated matches of its
+        own bots against its own or the reference bots (owner "arena"), rate-limited per token.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -152,8 +169,29 @@ class ArenaServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def GetTranscript(self, request, context):
-        """The stored transcript of a finished match: the public one, or with a seated bot's token (or the
-        admin token) the full one with that bot's refusals and their reasons.
+        """The stored transcript of a finished match: the public one, or with a seated bot's token, its
+        owner's token (or the admin token) the full one with that bot's refusals and their reasons.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def CreateOwner(self, request, context):
+        """Admin: a new owner (a bot author) and its token, shown once.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListOwners(self, request, context):
+        """Admin: every owner.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def RotateOwnerToken(self, request, context):
+        """Admin, or the owner's own token: a new owner token; the old one stops working at once.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -211,6 +249,21 @@ def add_ArenaServiceServicer_to_server(servicer, server):
                     servicer.GetTranscript,
                     request_deserializer=arena_dot_v1_dot_arena__pb2.GetTranscriptRequest.FromString,
                     response_serializer=arena_dot_v1_dot_arena__pb2.GetTranscriptResponse.SerializeToString,
+            ),
+            'CreateOwner': grpc.unary_unary_rpc_method_handler(
+                    servicer.CreateOwner,
+                    request_deserializer=arena_dot_v1_dot_arena__pb2.CreateOwnerRequest.FromString,
+                    response_serializer=arena_dot_v1_dot_arena__pb2.CreateOwnerResponse.SerializeToString,
+            ),
+            'ListOwners': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListOwners,
+                    request_deserializer=arena_dot_v1_dot_arena__pb2.ListOwnersRequest.FromString,
+                    response_serializer=arena_dot_v1_dot_arena__pb2.ListOwnersResponse.SerializeToString,
+            ),
+            'RotateOwnerToken': grpc.unary_unary_rpc_method_handler(
+                    servicer.RotateOwnerToken,
+                    request_deserializer=arena_dot_v1_dot_arena__pb2.RotateOwnerTokenRequest.FromString,
+                    response_serializer=arena_dot_v1_dot_arena__pb2.RotateOwnerTokenResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -483,6 +536,87 @@ class ArenaService:
             '/arena.v1.ArenaService/GetTranscript',
             arena_dot_v1_dot_arena__pb2.GetTranscriptRequest.SerializeToString,
             arena_dot_v1_dot_arena__pb2.GetTranscriptResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CreateOwner(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/arena.v1.ArenaService/CreateOwner',
+            arena_dot_v1_dot_arena__pb2.CreateOwnerRequest.SerializeToString,
+            arena_dot_v1_dot_arena__pb2.CreateOwnerResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListOwners(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/arena.v1.ArenaService/ListOwners',
+            arena_dot_v1_dot_arena__pb2.ListOwnersRequest.SerializeToString,
+            arena_dot_v1_dot_arena__pb2.ListOwnersResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RotateOwnerToken(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/arena.v1.ArenaService/RotateOwnerToken',
+            arena_dot_v1_dot_arena__pb2.RotateOwnerTokenRequest.SerializeToString,
+            arena_dot_v1_dot_arena__pb2.RotateOwnerTokenResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -1,0 +1,84 @@
+"""``arena owner``: the admin's accounts for bot authors (``create``, ``list``), and an owner's own token
+(``rotate``, by the admin or the owner)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from google.protobuf.json_format import MessageToDict  # type: ignore[import-untyped]
+from rich.table import Table
+
+from arena.cli.common import add_settings, client, console, error, non_negative_int, settings, utc
+
+
+def cmd_owner_create(args: argparse.Namespace) -> int:
+    from arena.service.client import ArenaError
+
+    s = settings(args)
+    try:
+        with client(s, s["admin_token"]) as c:
+            owner, token = c.create_owner(args.name, args.max_bots)
+    except ArenaError as e:
+        return error(e)
+    if args.json:
+        record = MessageToDict(owner, preserving_proto_field_name=True, always_print_fields_with_no_presence=True)
+        print(json.dumps({"owner": record, "token": token}))
+        return 0
+    console.print(f"owner {owner.name} created (up to {owner.max_bots} bots)")
+    console.print(f"owner token (shown once, give it to them over a private channel): {token}")
+    return 0
+
+
+def cmd_owner_list(args: argparse.Namespace) -> int:
+    from arena.service.client import ArenaError
+
+    s = settings(args)
+    try:
+        with client(s, s["admin_token"]) as c:
+            owners = c.list_owners()
+    except ArenaError as e:
+        return error(e)
+    if args.json:
+        print(json.dumps([MessageToDict(o, preserving_proto_field_name=True, always_print_fields_with_no_presence=True)
+                          for o in owners]))  # fmt: skip
+        return 0
+    table = Table()
+    for col in ("owner", "bots", "max bots", "created"):
+        table.add_column(col)
+    for o in owners:
+        table.add_row(o.name, str(o.bots), str(o.max_bots), utc(o.created_at))
+    console.print(table)
+    return 0
+
+
+def cmd_owner_rotate(args: argparse.Namespace) -> int:
+    from arena.service.client import ArenaError
+
+    s = settings(args)
+    try:
+        with client(s, s["admin_token"] or s["owner_token"]) as c:
+            token = c.rotate_owner_token(args.name)
+    except ArenaError as e:
+        return error(e)
+    print(json.dumps({"name": args.name, "token": token}) if args.json else f"new owner token for {args.name}: {token}")
+    return 0
+
+
+def add_parser(sub: Any) -> None:
+    owner = sub.add_parser("owner", help="owners: bot authors with their own tokens").add_subparsers(
+        dest="owner_command", required=True
+    )
+    p = owner.add_parser("create", help="a new owner and its token (admin)")
+    add_settings(p, "gateway", "admin_token")
+    p.add_argument("name")
+    p.add_argument("--max-bots", type=non_negative_int, default=0, help="bots it may register (default 10)")
+    p.set_defaults(func=cmd_owner_create)
+    p = owner.add_parser("list", help="every owner (admin)")
+    add_settings(p, "gateway", "admin_token")
+    p.set_defaults(func=cmd_owner_list)
+    p = owner.add_parser("rotate", help="a new token for an owner (admin, or the owner)")
+    add_settings(p, "gateway", "admin_token", "owner_token")
+    p.add_argument("name")
+    p.set_defaults(func=cmd_owner_rotate)

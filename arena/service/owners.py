@@ -1,0 +1,117 @@
+"""Owners: the bot authors of a public arena, each with its own token.
+
+The admin creates an owner (``arena owner create NAME``); with its token the owner registers bots (up to
+``max_bots``), rotates their tokens, disables and enables them, reads their private refusals and requests
+unrated matches against the reference bots, and nothing of another owner's. A bot belongs to the owner
+whose name is in its ``owner`` field. Tokens are stored as their SHA-256 only, as bots' are.
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+import time
+from dataclasses import dataclass
+from typing import Final
+
+import redis
+
+from arena import keys
+from referee.wire.values import token_sha256
+
+TOKEN_PREFIX: Final = "arena_owner_"
+NAME_RE: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
+DEFAULT_MAX_BOTS: Final = 10
+REFERENCE_OWNER: Final = "arena"
+"""The owner of the house (reference) bots; no account can take the name."""
+
+_CREATE: Final = """
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('HSET', KEYS[1], 'name', ARGV[1], 'token_sha256', ARGV[2], 'max_bots', ARGV[3], 'created_at', ARGV[4])
+redis.call('SET', KEYS[2], ARGV[1])
+redis.call('SADD', KEYS[3], ARGV[1])
+return 1
+"""
+
+_ROTATE: Final = """
+local old = redis.call('HGET', KEYS[1], 'token_sha256')
+if not old then return 0 end
+redis.call('DEL', ARGV[2] .. old)
+redis.call('HSET', KEYS[1], 'token_sha256', ARGV[1])
+redis.call('SET', KEYS[2], ARGV[3])
+return 1
+"""
+
+
+class OwnerError(ValueError):
+    """An owner operation that cannot be done; the message says why. Nothing was changed."""
+
+
+class UnknownOwnerError(OwnerError):
+    pass
+
+
+@dataclass(frozen=True)
+class Owner:
+    name: str
+    token_sha256: str
+    max_bots: int
+    created_at: float
+
+
+def new_token() -> str:
+    return TOKEN_PREFIX + secrets.token_urlsafe(32)
+
+
+class Owners:
+    def __init__(self, client: redis.Redis) -> None:
+        self.r = client
+        self._create = client.register_script(_CREATE)
+        self._rotate = client.register_script(_ROTATE)
+
+    def create(self, name: str, max_bots: int = DEFAULT_MAX_BOTS) -> tuple[Owner, str]:
+        """A new owner and its token (the only time the token is seen)."""
+        if not NAME_RE.match(name):
+            raise OwnerError(f"bad owner name {name!r}: 1-40 letters, digits, '_', '.', '-', starting alphanumeric")
+        if name == REFERENCE_OWNER:
+            raise OwnerError(f"{REFERENCE_OWNER!r} owns the reference bots; choose another name")
+        if not 1 <= max_bots <= 10_000:
+            raise OwnerError("max_bots is between 1 and 10,000")
+        token = new_token()
+        done = self._create(
+            keys=[keys.owner(name), keys.owner_token(token_sha256(token)), keys.owners()],
+            args=[name, token_sha256(token), max_bots, f"{time.time():.6f}"],
+        )
+        if not done:
+            raise OwnerError(f"an owner named {name!r} exists already")
+        return self.get(name), token
+
+    def rotate_token(self, name: str) -> str:
+        token = new_token()
+        done = self._rotate(
+            keys=[keys.owner(name), keys.owner_token(token_sha256(token))],
+            args=[token_sha256(token), keys.owner_token(""), name],
+        )
+        if not done:
+            raise UnknownOwnerError(f"no owner named {name!r}")
+        return token
+
+    def get(self, name: str) -> Owner:
+        raw = self.r.hgetall(keys.owner(name))
+        if not raw:
+            raise UnknownOwnerError(f"no owner named {name!r}")
+        h = {keys.text(k): keys.text(v) for k, v in raw.items()}
+        return Owner(h["name"], h["token_sha256"], int(h["max_bots"]), float(h["created_at"]))
+
+    def find(self, name: str) -> Owner | None:
+        try:
+            return self.get(name)
+        except UnknownOwnerError:
+            return None
+
+    def list(self) -> list[Owner]:
+        return [o for n in sorted(keys.text(x) for x in self.r.smembers(keys.owners())) if (o := self.find(n))]
+
+    def name_for_hash(self, token_hash: str) -> str | None:
+        name = self.r.get(keys.owner_token(token_hash))
+        return None if name is None else keys.text(name)

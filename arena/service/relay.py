@@ -1,0 +1,365 @@
+"""``BotService.Play`` on the gateway: the one public address a bot needs.
+
+A bot opens ``Play`` on the gateway naming its matches in ``Hello.match_ids`` (from its session's
+``MatchAssigned``). The gateway checks the token, looks up in Redis which worker runs each match, and
+relays the stream to it over the internal network: one upstream ``Play`` per match, with the bot's
+own token, so the worker still authenticates and authorises every seat itself. Messages cross the
+gateway as bytes (only the first message is decoded, and actions when one stream carries several
+matches), which keeps the relay's cost per move small.
+
+When a worker dies, the gateway waits for the match to run again (another worker takes its lease
+over and resumes it) and re-attaches, while the bot's stream stays open: the bot sees ``MatchStarted``
+and a ``Turn`` with the whole history again, as after any reconnect, and never needs another address.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import secrets
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+import grpc
+import structlog
+from google.protobuf.message import DecodeError  # type: ignore[import-untyped]
+
+from arena import keys, metrics
+from arena.service.registry import Registry
+from referee.wire import bot_pb2
+from referee.wire.contract import MAX_MESSAGE_BYTES, abort, bearer
+from referee.wire.tls import ClientTls, aio_channel
+from referee.wire.values import MatchStatus, bot_text_error
+
+log = structlog.get_logger("arena.service.relay")
+
+SERVICE: Final = "arena.v1.BotService"
+PLAY: Final = f"/{SERVICE}/Play"
+RELAY_VERSION: Final = "relay-1"
+HELLO_TIMEOUT_S: Final = 30.0
+"""A stream that sends no Hello in this long is closed."""
+REATTACH_S: Final = 90.0
+"""How long a match may be without a reachable worker (its lease runs out, another worker resumes it)
+before the bot's stream ends with UNAVAILABLE."""
+MAX_MATCHES_PER_STREAM: Final = 64
+CHANNEL_OPTIONS: Final = [
+    ("grpc.max_receive_message_length", 8 * 1024 * 1024),
+    ("grpc.keepalive_time_ms", 10_000),
+    ("grpc.keepalive_timeout_ms", 5_000),
+    ("grpc.keepalive_permit_without_calls", 1),
+    ("grpc.http2.max_pings_without_data", 0),
+]
+_FINAL_CODES: Final = frozenset(
+    {grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.PERMISSION_DENIED, grpc.StatusCode.INVALID_ARGUMENT,
+     grpc.StatusCode.RESOURCE_EXHAUSTED}
+)  # fmt: skip
+"""A worker's answers that another attempt would get again: passed on to the bot, the stream ends."""
+
+Limiter = Callable[[str, grpc.aio.ServicerContext], Awaitable[None]]
+"""Aborts the call (RESOURCE_EXHAUSTED) when the token opened too many streams lately."""
+
+
+class _RefusedError(Exception):
+    def __init__(self, code: grpc.StatusCode, details: str) -> None:
+        super().__init__(details)
+        self.code = code
+        self.details = details
+
+
+@dataclass
+class _Link:
+    """One match of the bot's stream and its current upstream call to the worker running it."""
+
+    match_id: str
+    hello: bytes
+    call: Any = None
+    address: str = ""
+    ready: asyncio.Event = field(default_factory=asyncio.Event)
+
+
+class PlayRelay:
+    """The gateway's ``BotService.Play``: add ``handler()`` to the gateway's server."""
+
+    def __init__(
+        self,
+        registry: Registry,
+        *,
+        worker_tls: ClientTls | None = None,
+        limiter: Limiter | None = None,
+        known: Callable[[str], object] | None = None,
+    ) -> None:
+        self.registry = registry
+        self.known = known  # whether a token that is no bot's is someone's (the admin's, an owner's)
+        self.r = registry.r
+        self.worker_tls = worker_tls
+        self.limiter = limiter
+        self.channels: dict[str, grpc.aio.Channel] = {}
+        self.users: dict[str, int] = {}  # worker address -> links attached to it now
+        self.streams = 0
+
+    def handler(self) -> grpc.GenericRpcHandler:
+        play = grpc.stream_stream_rpc_method_handler(self.play)  # bytes in, bytes out: no (de)serialisers
+        return grpc.method_handlers_generic_handler(SERVICE, {"Play": play})
+
+    async def close(self) -> None:
+        for channel in self.channels.values():
+            await channel.close()
+        self.channels.clear()
+
+    def _channel(self, address: str) -> grpc.aio.Channel:
+        channel = self.channels.get(address)
+        if channel is None:
+            channel = self.channels[address] = aio_channel(address, self.worker_tls, CHANNEL_OPTIONS)
+        return channel
+
+    def _forget(self, address: str) -> None:
+        """Close the channel to a worker that no longer runs any match we relay (it died, or moved)."""
+        if self.users.get(address):
+            return
+        self.users.pop(address, None)
+        channel = self.channels.pop(address, None)
+        if channel is not None:
+            asyncio.get_running_loop().create_task(channel.close())
+
+    # ------------------------------------------------------------------ the stream
+
+    async def play(self, _requests: Any, context: grpc.aio.ServicerContext) -> None:
+        token = bearer(context)
+        if token is None:
+            await abort(
+                context, grpc.StatusCode.UNAUTHENTICATED, "missing bot token: send 'authorization: Bearer <token>'"
+            )
+        try:
+            first = await asyncio.wait_for(context.read(), HELLO_TIMEOUT_S)
+        except TimeoutError:
+            await abort(context, grpc.StatusCode.DEADLINE_EXCEEDED, f"no Hello within {HELLO_TIMEOUT_S:g} s")
+        if first is grpc.aio.EOF:
+            return
+        hello = _hello(first)
+        if hello is None:
+            await abort(context, grpc.StatusCode.INVALID_ARGUMENT, "the first message of Play must be a Hello")
+        problem = bot_text_error(bot_name=hello.bot_name, bot_version=hello.bot_version, sdk_version=hello.sdk_version)
+        if problem is not None:
+            await abort(context, grpc.StatusCode.INVALID_ARGUMENT, problem)
+        bot = await asyncio.to_thread(self.registry.authenticate, token)
+        if bot is None:
+            if self.known is not None and await asyncio.to_thread(self.known, token) is not None:
+                await abort(context, grpc.StatusCode.PERMISSION_DENIED, "Play is bots': use a bot's token")
+            await abort(context, grpc.StatusCode.UNAUTHENTICATED, "unknown bot token (or rotated away)")
+        if not bot.enabled:
+            reason = bot.disabled_reason or "-"
+            await abort(context, grpc.StatusCode.PERMISSION_DENIED, f"bot {bot.name} is disabled: {reason}")
+        if self.limiter is not None:
+            await self.limiter(bot.token_sha256, context)
+        match_ids = list(dict.fromkeys(hello.match_ids))
+        if not match_ids:
+            await abort(
+                context, grpc.StatusCode.INVALID_ARGUMENT,
+                "through the gateway, name the matches to play in Hello.match_ids (from the session's MatchAssigned)",
+            )  # fmt: skip
+        if len(match_ids) > MAX_MATCHES_PER_STREAM:
+            await abort(context, grpc.StatusCode.INVALID_ARGUMENT, f"at most {MAX_MATCHES_PER_STREAM} matches a stream")
+        for match_id in match_ids:
+            refusal = await asyncio.to_thread(self._seated, match_id, bot.name)
+            if refusal is not None:
+                await abort(context, *refusal)
+        session_id = "r" + secrets.token_hex(6)
+        slog = log.bind(bot=bot.name, session_id=session_id)
+        links = {m: _Link(m, _upstream_hello(hello, m)) for m in match_ids}
+        writing = asyncio.Lock()
+        welcome = bot_pb2.PlayResponse(
+            welcome=bot_pb2.Welcome(
+                session_id=session_id, referee_version=RELAY_VERSION, max_message_bytes=MAX_MESSAGE_BYTES
+            )
+        ).SerializeToString()
+        await context.write(welcome)
+        self.streams += 1
+        metrics.RELAYED_STREAMS.inc()
+        alone = len(links) == 1  # then the gateway itself never writes to the bot after the Welcome
+        pumps = [
+            asyncio.create_task(self._pump(link, token, context, writing, slog, alone)) for link in links.values()
+        ]
+        reader = asyncio.create_task(self._forward(links, context, writing))
+        try:
+            pending: set[asyncio.Task[None]] = {reader, *pumps}
+            while any(not p.done() for p in pumps):  # until every match ended (the bot has its MatchEnded)
+                done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+                for task in done:
+                    error = task.exception()
+                    if isinstance(error, _RefusedError):
+                        await abort(context, error.code, error.details)
+                    if error is not None:
+                        raise error
+        finally:
+            self.streams -= 1
+            metrics.RELAYED_STREAMS.dec()
+            reader.cancel()
+            for pump in pumps:
+                pump.cancel()
+            for link in links.values():
+                if link.call is not None:
+                    link.call.cancel()
+            await asyncio.gather(reader, *pumps, return_exceptions=True)
+
+    def _seated(self, match_id: str, bot_name: str) -> tuple[grpc.StatusCode, str] | None:
+        """Why the bot may not play ``match_id`` through the relay (code and message), or None."""
+        status, spec = self.r.hmget(keys.match(match_id), "status", "spec")
+        if status is None or spec is None:
+            return grpc.StatusCode.NOT_FOUND, f"no match {match_id!r}"
+        if bot_name not in _bot_names(keys.text(spec)):
+            return grpc.StatusCode.PERMISSION_DENIED, f"bot {bot_name} has no seat in {match_id}"
+        if keys.text(status) == MatchStatus.FINISHED:
+            return grpc.StatusCode.FAILED_PRECONDITION, f"match {match_id} has finished (GetTranscript has it)"
+        return None
+
+    def _where(self, match_id: str) -> tuple[str, str]:
+        """The match's status and the internal address of the worker running it."""
+        status, address = self.r.hmget(keys.match(match_id), "status", "address")
+        return keys.text(status or b""), keys.text(address or b"")
+
+    async def _forward(self, links: dict[str, _Link], context: grpc.aio.ServicerContext, writing: asyncio.Lock) -> None:
+        """The bot's messages to the worker running their match; until the bot closes its side."""
+        only = next(iter(links.values())) if len(links) == 1 else None
+        while True:
+            message = await context.read()
+            if message is grpc.aio.EOF:
+                return
+            link = only
+            if link is None:
+                link, reply = _route(message, links)
+                if reply is not None:
+                    async with writing:
+                        await context.write(reply)
+                    continue
+            if link is None:
+                continue
+            if link.call is None:
+                await link.ready.wait()  # re-attaching: the action is most likely stale, the worker says so
+            with contextlib.suppress(grpc.aio.AioRpcError, asyncio.InvalidStateError):
+                await link.call.write(message)
+
+    async def _pump(
+        self, link: _Link, token: str, context: grpc.aio.ServicerContext, writing: asyncio.Lock, slog: Any,
+        self_only: bool,
+    ) -> None:
+        """The worker's messages for one match to the bot, re-attaching to whichever worker runs the
+        match until it has finished. ``_RefusedError`` when the worker refuses the bot."""
+        metadata = (("authorization", f"Bearer {token}"),)
+        since = time.monotonic()
+        delay = 0.05
+        attached = False
+        while True:
+            status, address = await asyncio.to_thread(self._where, link.match_id)
+            if status == MatchStatus.FINISHED and attached:
+                return
+            if status == MatchStatus.FINISHED:
+                raise _RefusedError(grpc.StatusCode.FAILED_PRECONDITION, f"match {link.match_id} has finished")
+            if status == MatchStatus.RUNNING and address:
+                call = self._channel(address).stream_stream(PLAY)(metadata=metadata)
+                try:
+                    await call.write(link.hello)
+                    greeting = await call.read()  # the worker's Welcome: the bot has the gateway's
+                    if greeting is grpc.aio.EOF:
+                        code = await call.code()
+                        if code in _FINAL_CODES:
+                            raise _RefusedError(code, await call.details())
+                        raise grpc.aio.AioRpcError(code, grpc.aio.Metadata(), grpc.aio.Metadata(), await call.details())
+                    if not _is_welcome(greeting):
+                        async with writing:
+                            await context.write(greeting)
+                    link.call, link.address = call, address
+                    self.users[address] = self.users.get(address, 0) + 1
+                    link.ready.set()
+                    if attached:
+                        metrics.RELAY_REATTACHED.inc()
+                        slog.info("match re-attached to its new worker", match_id=link.match_id, worker=address)
+                    attached = True
+                    while True:
+                        message = await call.read()
+                        if message is grpc.aio.EOF:
+                            break
+                        if self_only:  # the stream's one writer: no lock on the hot path
+                            await context.write(message)
+                            continue
+                        async with writing:
+                            await context.write(message)
+                    code = await call.code()
+                    if code in _FINAL_CODES:
+                        raise _RefusedError(code, await call.details())
+                except grpc.aio.AioRpcError as e:
+                    if e.code() in _FINAL_CODES:
+                        raise _RefusedError(e.code(), e.details() or e.code().name) from None
+                    slog.info("worker stream lost", match_id=link.match_id, worker=address, code=e.code().name)
+                finally:
+                    if link.call is not None:
+                        self.users[address] -= 1
+                    link.call = None
+                    link.ready.clear()
+                    call.cancel()
+                since = time.monotonic()
+                delay = 0.05
+                moved_status, moved_to = await asyncio.to_thread(self._where, link.match_id)
+                if moved_to != address:
+                    self._forget(address)
+                if moved_status == MatchStatus.FINISHED:
+                    return
+            if time.monotonic() - since > REATTACH_S:
+                raise _RefusedError(grpc.StatusCode.UNAVAILABLE, f"no worker runs {link.match_id} now; reconnect later")
+            await asyncio.sleep(delay)
+            delay = min(0.5, delay * 2)
+
+
+def _hello(message: bytes) -> bot_pb2.Hello | None:
+    try:
+        request = bot_pb2.PlayRequest.FromString(message)
+    except DecodeError:
+        return None
+    return request.hello if request.WhichOneof("message") == "hello" else None
+
+
+def _upstream_hello(hello: bot_pb2.Hello, match_id: str) -> bytes:
+    one = bot_pb2.Hello()
+    one.CopyFrom(hello)
+    del one.match_ids[:]
+    one.match_ids.append(match_id)
+    message: bytes = bot_pb2.PlayRequest(hello=one).SerializeToString()
+    return message
+
+
+def _is_welcome(message: bytes) -> bool:
+    try:
+        return bool(bot_pb2.PlayResponse.FromString(message).WhichOneof("message") == "welcome")
+    except DecodeError:
+        return False
+
+
+def _route(message: bytes, links: dict[str, _Link]) -> tuple[_Link | None, bytes | None]:
+    """Which match's worker a bot's message goes to, or the gateway's own reply to it."""
+    try:
+        request = bot_pb2.PlayRequest.FromString(message)
+    except DecodeError:
+        return None, None
+    kind = request.WhichOneof("message")
+    if kind == "ping":
+        return None, bot_pb2.PlayResponse(pong=bot_pb2.Pong(nonce=request.ping.nonce)).SerializeToString()
+    if kind == "action":
+        link = links.get(request.action.match_id)
+        if link is not None:
+            return link, None
+        refusal = bot_pb2.ActionRefused(
+            match_id=request.action.match_id[:200], seat=request.action.seat, turn_id=request.action.turn_id,
+            code=bot_pb2.REFUSAL_CODE_UNKNOWN_MATCH, reason="this stream's Hello did not name that match",
+        )  # fmt: skip
+        return None, bot_pb2.PlayResponse(refused=refusal).SerializeToString()
+    return None, None
+
+
+def _bot_names(spec_json: str) -> list[str]:
+    """The bots seated in a stored match spec (``QueuedMatch.to_json``)."""
+    try:
+        return [str(s["bot_name"]) for s in json.loads(spec_json)["seats"]]
+    except (ValueError, KeyError, TypeError):
+        return []
