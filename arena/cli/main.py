@@ -26,10 +26,10 @@ import sys
 import traceback
 from collections.abc import Sequence
 
-from arena.cli import bots, demo, ladder, local, matches, owners, play, services, transcripts
+from arena.cli import bots, demo, ladder, local, matches, owners, play, services, tournament, transcripts
 from arena.cli.common import CliError, report
 
-COMMANDS = (local, demo, play, bots, owners, matches, transcripts, ladder, services)
+COMMANDS = (local, demo, play, bots, owners, matches, transcripts, ladder, services, tournament)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -39,7 +39,7 @@ def cmd_match_request(args: argparse.Namespace) -> int:
 
     s = settings(args)
     try:
-        with client(s, s["admin_token"]) as c:
+        with client(s, s["admin_token"] or s["owner_token"]) as c:
             match_id, seed_hash = c.request_match(
                 args.game, args.bots, seed=args.seed or "", rated=args.rated, match_id=args.id or "",
                 time_control=_time_control(args),
@@ -154,7 +154,7 @@ def add_parser(sub: Any) -> None:
         p.add_argument("--limit", type=positive_int, default=50)
         p.set_defaults(func=cmd_match_list)
     p = match.add_parser("request", help="queue a match (admin)")
-    add_settings(p, "gateway", "admin_token")
+    add_settings(p, "gateway", "admin_token", "owner_token")
     p.add_argument("bots", nargs="+", help="bot names by seat")
     p.add_argument("--game", required=True, choices=games.GAME_IDS)
     p.add_argument("--seed")

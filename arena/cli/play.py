@@ -1,32 +1,48 @@
-"""``arena play``: matches between a bot and its opponents through a loopback referee (no Redis)."""
+"""``arena play``: matches between a bot and its opponents through a loopback referee (no Redis), with an
+optional SPRT that stops as soon as the bot is shown better (H1) or not (H0).
+
+Output: the progress bar, the running LLR and every message go to stderr; stdout carries the result,
+a table, or with ``--json`` one JSON object and nothing else (every key always there, numbers finite or
+null, enum values as lowercase strings)."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
 import json
+import math
 import time
 from pathlib import Path
 from typing import Any
 
 from rich.table import Table
 
-from arena.cli.common import REFERENCE_ALIASES, CliError, console, milliseconds, positive_int, progress
+from arena.cli.common import REFERENCE_ALIASES, CliError, console, errors, milliseconds, positive_int, progress
 from arena.cli.common import report as report_error
 from referee import games
 
+SPRT_MODELS = ("pentanomial", "trinomial")
+
 
 def cmd_play(args: argparse.Namespace) -> int:
-    from arena.local.play import Player, check_players, play
+    from arena.local.play import Player, SprtMonitor, check_players, rotation_plan, run_matches
+    from arena.local.sprt import SprtConfig
     from referee.logs import configure
 
     configure(json=False, level=args.log_level)
     game = games.get(args.game)
+    n = game.num_players
     specs = [args.bot, *(args.vs or ["reference"])]
-    if len(specs) == 2 and game.num_players > 2:
-        specs = [specs[0]] + [specs[1]] * (game.num_players - 1)  # copies of one opponent
-    if len(specs) != game.num_players:
-        raise CliError(f"{game.game_id} has {game.num_players} seats: give your bot and {game.num_players - 1} --vs", 2)
+    if len(specs) == 2 and n > 2:
+        specs = [specs[0]] + [specs[1]] * (n - 1)  # copies of one opponent
+    if len(specs) != n:
+        raise CliError(f"{game.game_id} has {n} seats: give your bot and {n - 1} --vs", 2)
+    config = None
+    if args.sprt is not None:
+        try:
+            config = SprtConfig.parse(args.sprt)
+        except ValueError as e:
+            raise CliError(f"--sprt: {e}", 2) from None
     players = []
     for i, spec in enumerate(specs):
         spec = REFERENCE_ALIASES.get(spec, spec)
@@ -36,28 +52,53 @@ def cmd_play(args: argparse.Namespace) -> int:
     control = game.time_control.with_overrides(move_ms=args.move_ms, first_move_ms=args.first_move_ms)
     out = Path(args.out or f"transcripts/play-{time.strftime('%Y%m%d-%H%M%S')}")
     seed = args.seed or f"play-{int(time.time())}"
-    with progress(console=console, transient=False) as bar:
-        task = bar.add_task(f"{game.game_id} matches", total=args.games)
+    model = args.sprt_model
+    group = 1
+    games_count = args.games
+    if config is not None:
+        if model == "pentanomial" and args.no_rotate:
+            model = "trinomial"
+            errors.print("--no-rotate: no pairs of games with the seats swapped, so the SPRT falls back to trinomial")
+        group = n if model == "pentanomial" else 1
+        games_count = -(-args.games // group) * group
+        if games_count != args.games:
+            errors.print(f"--games {args.games} rounded up to {games_count}: whole rotations of the seats on each seed")
+    plan = rotation_plan(n, games_count, seed, rotate=not args.no_rotate, seed_group=group)
+    monitor = SprtMonitor.for_plan(config, plan, players[0].label, n, group) if config is not None else None
+    with progress(transient=False) as bar:
+        title = f"{game.game_id} matches"
+        task = bar.add_task(title + (_llr_text(monitor) if monitor else ""), total=games_count)
+
+        def on_result(result: Any) -> None:
+            if monitor is not None:
+                monitor.add(result)
+                bar.update(task, description=title + _llr_text(monitor))
+            bar.advance(task)
+
         report = asyncio.run(
-            play(
+            run_matches(
                 args.game,
                 players,
-                games_count=args.games,
-                seed=seed,
+                plan,
                 concurrency=args.concurrency,
-                rotate=not args.no_rotate,
                 out_dir=out,
                 time_control=control,
-                on_result=lambda _r: bar.advance(task),
+                on_result=on_result,
                 check=False,
+                stop=(lambda: monitor.decided) if monitor is not None else None,
             )
         )
     summary = report.summary()
     problems = report.problems()
     replays = _write_replays(out, [r.match_id for r in report.results]) if args.html else []
+    sprt = _sprt_json(monitor, model, group) if monitor is not None else None
     if args.json:
-        print(json.dumps({"players": [p.label for p in players], "transcripts": str(out), **summary,
-                          "replays": [str(r) for r in replays], "problems": problems}))  # fmt: skip
+        doc = {"game": game.game_id, "players": [p.label for p in players], "seed": seed, "transcripts": str(out),
+               "games_requested": games_count, **summary, "sprt": sprt, "replays": [str(r) for r in replays],
+               "problems": problems}  # fmt: skip
+        print(json.dumps(_finite(doc)))
+        for problem in problems:
+            report_error(problem)
         return 1 if problems else 0
     table = Table(title=f"{players[0].label} vs {', '.join(p.label for p in players[1:])}")
     for col in ("games", "wins", "draws", "losses", "mean score", "pairwise score", "Elo difference"):
@@ -67,11 +108,13 @@ def cmd_play(args: argparse.Namespace) -> int:
         str(summary["wins"]),
         str(summary["draws"]),
         str(summary["losses"]),
-        f"{summary['mean_score']:.1f}",
-        f"{summary['pairwise_score']:.3f}",
-        f"{summary['elo']:+.0f} ± {summary['elo_error']:.0f}",
+        _number(summary["mean_score"], ".1f"),
+        _number(summary["pairwise_score"], ".3f"),
+        f"{_number(summary['elo'], '+.0f')} ± {_number(summary['elo_error'], '.0f')}",
     )
     console.print(table)
+    if sprt is not None:
+        console.print(_sprt_line(sprt))
     console.print(f"seed {seed}; transcripts in {out}/ (arena transcript show|verify FILE)")
     if replays:
         console.print(f"{len(replays)} HTML replay(s) beside them, e.g. {replays[-1]}")
@@ -79,6 +122,45 @@ def cmd_play(args: argparse.Namespace) -> int:
         report_error(problem)
     return 1 if problems else 0
 
+
+def _llr_text(monitor: Any) -> str:
+    lower, upper = monitor.tally.config.bounds
+    return f"  LLR {monitor.tally.llr:+.2f} ({lower:+.2f}, {upper:+.2f})"
+
+
+def _sprt_json(monitor: Any, model: str, group: int) -> dict[str, Any]:
+    tally = monitor.tally
+    c = tally.config
+    lower, upper = c.bounds
+    return {
+        "elo0": c.elo0, "elo1": c.elo1, "alpha": c.alpha, "beta": c.beta, "elo_model": c.elo, "model": model,
+        "games_per_unit": group, "lower": lower, "upper": upper, "llr": tally.llr,
+        "decision": tally.decision or "inconclusive", "units": tally.units, "counts": list(tally.counts),
+    }  # fmt: skip
+
+
+def _sprt_line(sprt: dict[str, Any]) -> str:
+    verdict = {"h0": "H0 accepted (not elo1 better)", "h1": "H1 accepted (elo1 better)"}
+    unit = {1: "games", 2: "pairs"}.get(sprt["games_per_unit"], f"rotations of {sprt['games_per_unit']} tables")
+    return (f"SPRT elo0={sprt['elo0']:g} elo1={sprt['elo1']:g} ({sprt['elo_model']} Elo, {sprt['model']}) "
+            f"alpha={sprt['alpha']:g} beta={sprt['beta']:g}: LLR {sprt['llr']:+.2f} "
+            f"({sprt['lower']:+.2f}, {sprt['upper']:+.2f}) after {sprt['units']} {unit}: "
+            f"{verdict.get(sprt['decision'], 'inconclusive (--games reached)')}")  # fmt: skip
+
+
+def _number(value: float | None, spec: str) -> str:
+    return "-" if value is None else format(value, spec)
+
+
+def _finite(value: Any) -> Any:
+    """``value`` with every float that is not finite (inf, nan) replaced by None: JSON has no such numbers."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value
 
 
 def _write_replays(folder: Path, match_ids: list[str]) -> list[Path]:
@@ -99,14 +181,22 @@ def add_parser(sub: Any) -> None:
     p.add_argument("bot", help="your bot: FILE.py:Class, module:Class, or random|greedy|strong|reference")
     p.add_argument("--vs", action="append", help="an opponent (repeat per seat; one given fills every seat)")
     p.add_argument("--game", default="shanghaien", choices=games.GAME_IDS)
-    p.add_argument("--games", type=positive_int, default=10, help="number of matches (default 10)")
-    p.add_argument("--seed", help="base seed; match k uses SEED:k (default: from the clock)")
+    p.add_argument("--games", type=positive_int, default=10,
+                   help="number of matches (default 10); with --sprt the most it plays")  # fmt: skip
+    p.add_argument("--seed", help="base seed; match k uses SEED:k, with a pentanomial --sprt SEED:(k // seats) "
+                                  "(default: from the clock)")  # fmt: skip
     p.add_argument("--concurrency", type=positive_int, default=2, help="matches at once (default 2)")
     p.add_argument("--no-rotate", action="store_true", help="keep seats fixed instead of rotating them")
     p.add_argument("--move-ms", type=milliseconds, help="per-move limit (default: the game's)")
     p.add_argument("--first-move-ms", type=milliseconds, help="first-move allowance (default: the game's)")
+    p.add_argument("--sprt", nargs="*", metavar="KEY=VALUE",
+                   help="stop when the SPRT accepts H0 or H1: elo0=0 elo1=10 alpha=0.05 beta=0.05 "
+                        "elo=logistic|normalized (the defaults); the LLR shows beside the progress bar")  # fmt: skip
+    p.add_argument("--sprt-model", choices=SPRT_MODELS, default="pentanomial",
+                   help="pentanomial: pairs of games on one seed with the seats swapped (3-4 players: a rotation "
+                        "of the table) are the units (default); trinomial: single games")  # fmt: skip
     p.add_argument("--out", help="folder for transcripts (default transcripts/play-TIME)")
     p.add_argument("--html", action="store_true", help="also write each match's HTML replay beside its transcript")
-    p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    p.add_argument("--json", action="store_true", help="print the summary as JSON (stdout holds nothing else)")
     p.add_argument("--log-level", default="WARNING", help="referee log level (default WARNING)")
     p.set_defaults(func=cmd_play)

@@ -15,11 +15,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from arena.ladder.elo import pair_score, places
+from arena.local.sprt import SprtConfig, SprtTally
 from referee import games
 from referee.games import TimeControl
 from referee.server import Referee, start_server
 from referee.spec import MatchSpec, SeatSpec
-from referee.wire.values import EndReason, MatchResult, SeatStatus, token_sha256
+from referee.wire.values import EndReason, MatchResult, SeatResult, SeatStatus, token_sha256
 
 POLL_S = 0.2
 
@@ -77,6 +79,50 @@ class PlayerTrouble:
     died: str = ""
 
 
+@dataclass(frozen=True)
+class MatchPlan:
+    """One match to play: its id (and transcript file name), which player sits in each seat (indices
+    into the players), and its seed."""
+
+    match_id: str
+    order: tuple[int, ...]
+    seed: str
+
+
+def rotation_plan(
+    players: int, games_count: int, seed: str, *, rotate: bool = True, seed_group: int = 1
+) -> list[MatchPlan]:
+    """``arena play``'s matches: match k is ``SEED-kkkk``, seats rotated by k (unless ``rotate`` is off),
+    seed ``SEED:(k // seed_group)``: with ``seed_group`` = the number of players, each seed is played once
+    in every rotation of the seats (for two players: a pair of games with the seats swapped)."""
+    if seed_group < 1:
+        raise ValueError("seed_group must be at least 1")
+    plan = []
+    for k in range(games_count):
+        order = tuple((k + i) % players for i in range(players)) if rotate else tuple(range(players))
+        plan.append(MatchPlan(f"{seed}-{k:04d}", order, f"{seed}:{k // seed_group}"))
+    return plan
+
+
+def pairwise(result: MatchResult, label: str) -> tuple[float, int] | None:
+    """``label``'s points against each other seat, as the ladder scores them (1 ahead, 0.5
+    level, 0 behind; a forfeited seat is behind every active one), and the number of other seats.
+    None for an aborted match or one ``label`` did not play."""
+    if result.end_reason is EndReason.ABORTED:
+        return None
+    place = places([_seat_dict(s) for s in result.seats])
+    mine = [i for i, s in enumerate(result.seats) if s.bot_name == label]
+    if not mine:
+        return None
+    me = mine[0]
+    points = sum(pair_score(place[me], place[j]) for j in range(len(place)) if j != me)
+    return points, len(place) - 1
+
+
+def _seat_dict(seat: SeatResult) -> dict[str, Any]:
+    return {"rank": seat.rank, "status": seat.status}
+
+
 @dataclass
 class PlayReport:
     results: list[MatchResult]
@@ -84,10 +130,12 @@ class PlayReport:
     labels: list[str]
     troubles: dict[str, PlayerTrouble] = field(default_factory=dict)  # by label; only players in trouble
     games_count: int = 0  # matches asked for
+    stopped: bool = False  # the caller's ``stop`` ended the run before every match was played (an SPRT decision)
 
     def problems(self) -> list[str]:
         """One line per thing that makes the run a failure: a bot whose ``act`` raised, a bot process that
-        died, matches aborted or never played. Empty when the run went as asked."""
+        died, matches aborted or never played (but for a run the caller stopped). Empty when the run
+        went as asked."""
         out = []
         for label, t in self.troubles.items():
             forfeits = sum(1 for r in self.results for s in r.seats if s.bot_name == label
@@ -100,51 +148,62 @@ class PlayReport:
         aborted = sum(1 for r in self.results if r.end_reason is EndReason.ABORTED)
         if aborted:
             out.append(f"{aborted} match(es) aborted (a bot did not join in time)")
-        if len(self.results) < self.games_count:
+        if len(self.results) < self.games_count and not self.stopped:
             out.append(f"{self.games_count - len(self.results)} of {self.games_count} match(es) not played")
         return out
 
-    def summary(self) -> dict[str, object]:
-        """Player 0's record against the field: wins/draws/losses, mean score, Elo difference."""
-        wins = draws = losses = 0
-        points = 0.0
-        pairs = 0
-        scores: list[int] = []
-        for r in self.results:
-            if r.end_reason is EndReason.ABORTED:
-                continue
-            mine = next(s for s in r.seats if s.bot_name == self.labels[0])
-            scores.append(mine.score)
-            firsts = [s for s in r.seats if s.rank == 1]
-            if mine.rank == 1 and len(firsts) == 1:
-                wins += 1
-            elif mine.rank == 1:
-                draws += 1
-            else:
-                losses += 1
-            for other in r.seats:
-                if other is mine:
-                    continue
-                pairs += 1
-                points += 1.0 if mine.rank < other.rank else 0.5 if mine.rank == other.rank else 0.0
-        played = wins + draws + losses
-        frac = points / pairs if pairs else 0.5
-        elo, err = elo_difference(frac, played)
-        return {
-            "games": played,
-            "aborted": len(self.results) - played,
-            "wins": wins,
-            "draws": draws,
-            "losses": losses,
-            "mean_score": sum(scores) / len(scores) if scores else 0.0,
-            "pairwise_score": frac,
-            "elo": elo,
-            "elo_error": err,
-        }
+    def summary(self) -> dict[str, Any]:
+        """Player 0's record against the field: wins/draws/losses (sole first place, shared first place,
+        other), mean score, pairwise score and the Elo difference it means, with its 95% error bar (None
+        before any match counted). Places as the ladder has them: a forfeited seat is last."""
+        return record(self.results, self.labels[0])
+
+
+def record(results: list[MatchResult], label: str) -> dict[str, Any]:
+    """``label``'s record in ``results`` (see ``PlayReport.summary``); every number finite or None."""
+    wins = draws = losses = 0
+    points = 0.0
+    pairs = 0
+    scores: list[int] = []
+    aborted = 0
+    for r in results:
+        mine = next((s for s in r.seats if s.bot_name == label), None)
+        if mine is None:
+            continue
+        outcome = pairwise(r, label)
+        if outcome is None:
+            aborted += 1
+            continue
+        scores.append(mine.score)
+        place = places([_seat_dict(s) for s in r.seats])
+        me = place[r.seats.index(mine)]
+        if me == min(place) and place.count(me) == 1:
+            wins += 1
+        elif me == min(place):
+            draws += 1
+        else:
+            losses += 1
+        points += outcome[0]
+        pairs += outcome[1]
+    played = wins + draws + losses
+    frac = points / pairs if pairs else 0.5
+    elo, err = elo_difference(frac, played)
+    return {
+        "games": played,
+        "aborted": aborted,
+        "wins": wins,
+        "draws": draws,
+        "losses": losses,
+        "mean_score": sum(scores) / len(scores) if scores else None,
+        "pairwise_score": frac if pairs else None,
+        "elo": elo if played else None,
+        "elo_error": err if math.isfinite(err) else None,
+    }
 
 
 def elo_difference(fraction: float, games_played: int) -> tuple[float, float]:
-    """Elo difference for a score fraction, with a 95% error bar from the binomial standard error."""
+    """Elo difference for a score fraction, with a 95% error bar from the binomial standard error
+    (infinite for no games)."""
     if games_played == 0:
         return 0.0, math.inf
     p = min(max(fraction, 0.5 / games_played), 1 - 0.5 / games_played)
@@ -152,6 +211,46 @@ def elo_difference(fraction: float, games_played: int) -> tuple[float, float]:
     se = math.sqrt(p * (1 - p) / games_played)
     slope = 400 / (math.log(10) * p * (1 - p))
     return elo, 1.96 * se * slope
+
+
+@dataclass
+class SprtMonitor:
+    """The SPRT of ``arena play``: results go in as they come (``add``), grouped into units (``group``
+    consecutive matches of the plan: a pair with the seats swapped, a rotation of a table, or one match),
+    each unit scored by the hero's mean pairwise result (``pairwise``). A unit with an aborted match, or
+    one cut short by the end of the run, does not count."""
+
+    tally: SprtTally
+    hero: str
+    group: int
+    unit_of: dict[str, int]
+    pending: dict[int, list[tuple[float, int]]] = field(default_factory=dict)
+    spoiled: set[int] = field(default_factory=set)
+
+    @classmethod
+    def for_plan(cls, config: SprtConfig, plan: list[MatchPlan], hero: str, players: int, group: int) -> SprtMonitor:
+        steps = 2 * (players - 1) * group  # a unit's points, in half points, go from 0 to this
+        tally = SprtTally(config, grid=steps, games_per_unit=group)
+        return cls(tally, hero, group, {m.match_id: k // group for k, m in enumerate(plan)})
+
+    def add(self, result: MatchResult) -> None:
+        unit = self.unit_of.get(result.match_id)
+        if unit is None or unit in self.spoiled:
+            return
+        outcome = pairwise(result, self.hero)
+        if outcome is None:
+            self.spoiled.add(unit)
+            self.pending.pop(unit, None)
+            return
+        got = self.pending.setdefault(unit, [])
+        got.append(outcome)
+        if len(got) == self.group:
+            del self.pending[unit]
+            self.tally.add(sum(p for p, _ in got) / sum(n for _, n in got))
+
+    @property
+    def decided(self) -> bool:
+        return self.tally.decision is not None
 
 
 async def play(
@@ -166,76 +265,117 @@ async def play(
     time_control: TimeControl | None = None,
     on_result: Callable[[MatchResult], None] | None = None,
     check: bool = True,
+    seed_group: int = 1,
+    stop: Callable[[], bool] | None = None,
 ) -> PlayReport:
-    """Play ``games_count`` matches; the report's ``problems()`` says what went wrong. Every bot spec is
-    loaded here first (BotLoadError, before anything starts; ``check=False``: the caller did
-    ``check_players``); a bot process that dies stops the run."""
+    """Play ``games_count`` matches (``rotation_plan``); the report's ``problems()`` says what went wrong.
+    Every bot spec is loaded here first (BotLoadError, before anything starts; ``check=False``: the
+    caller did ``check_players``); a bot process that dies stops the run, and so does ``stop()``
+    returning true after a result (the matches still running are called off, none starts)."""
     game = games.get(game_id)
     if len(players) != game.num_players:
         raise ValueError(f"{game_id} needs {game.num_players} players, got {len(players)}")
+    plan = rotation_plan(len(players), games_count, seed, rotate=rotate, seed_group=seed_group)
+    return await run_matches(game_id, players, plan, concurrency=concurrency, out_dir=out_dir,
+                             time_control=time_control, on_result=on_result, check=check, stop=stop)  # fmt: skip
+
+
+async def run_matches(
+    game_id: str,
+    players: list[Player],
+    plan: list[MatchPlan],
+    *,
+    concurrency: int,
+    out_dir: Path,
+    time_control: TimeControl | None = None,
+    on_result: Callable[[MatchResult], None] | None = None,
+    check: bool = True,
+    stop: Callable[[], bool] | None = None,
+) -> PlayReport:
+    """Play the matches of ``plan`` through one loopback referee, ``concurrency`` at a time in plan
+    order, with one process per player (it plays the matches it is seated in). Each transcript is
+    written to ``out_dir/MATCH_ID.jsonl`` as its match ends. See ``play``."""
+    game = games.get(game_id)
+    if any(len(m.order) != game.num_players for m in plan):
+        raise ValueError(f"every {game_id} match needs {game.num_players} players")
     if check:
         check_players(players)
     out_dir.mkdir(parents=True, exist_ok=True)
+    seated = [sum(1 for m in plan if i in m.order) for i in range(len(players))]
     referee = Referee()
     server, port = await start_server(referee)
     target = f"127.0.0.1:{port}"
     ctx = multiprocessing.get_context("spawn")
     reports = ctx.Queue()
     procs = [
-        ctx.Process(target=bot_process, args=(p.spec, target, p.token, games_count, i, i, reports), daemon=True)
+        ctx.Process(target=bot_process, args=(p.spec, target, p.token, seated[i], i, i, reports), daemon=True)
         for i, p in enumerate(players)
+        if seated[i]
     ]
+    in_play = [p for i, p in enumerate(players) if seated[i]]
     troubles: dict[str, PlayerTrouble] = {}
 
     def drain() -> None:
         while True:
             try:
-                index, kind, text = reports.get_nowait()
+                i, kind, text = reports.get_nowait()
             except queue.Empty:
                 return
-            t = troubles.setdefault(players[index].label, PlayerTrouble())
+            t = troubles.setdefault(players[i].label, PlayerTrouble())
             if kind == "act":
                 t.act_errors += 1
                 t.first_error = t.first_error or text
             else:
                 t.died = text
 
+    for p in players:  # a bot may connect before its first match starts
+        referee.allow_token(token_sha256(p.token), p.label)
     for proc in procs:
         proc.start()
     results: list[MatchResult] = []
     slots = asyncio.Semaphore(concurrency)
+    stopping = asyncio.Event()
+    cut_short = False
     try:
 
-        async def one(k: int) -> None:
+        async def one(m: MatchPlan) -> None:
             async with slots:
-                order = [(k + i) % len(players) for i in range(len(players))] if rotate else list(range(len(players)))
+                if stopping.is_set():
+                    return
                 seats = tuple(
-                    SeatSpec(seat, players[p].label, token_sha256(players[p].token)) for seat, p in enumerate(order)
+                    SeatSpec(seat, players[p].label, token_sha256(players[p].token)) for seat, p in enumerate(m.order)
                 )
-                spec = MatchSpec(f"{seed}-{k:04d}", game_id, seats, seed=f"{seed}:{k}", time_control=time_control)
+                spec = MatchSpec(m.match_id, game_id, seats, seed=m.seed, time_control=time_control)
                 match = referee.start_match(spec)
                 result = await referee.tasks[spec.match_id]
                 (out_dir / f"{spec.match_id}.jsonl").write_text("\n".join(match.lines) + "\n", encoding="utf-8")
                 results.append(result)
                 if on_result is not None:
                     on_result(result)
+                if stop is not None and not stopping.is_set() and stop():
+                    stopping.set()
 
-        matches = asyncio.ensure_future(asyncio.gather(*(one(k) for k in range(games_count))))
+        matches = asyncio.ensure_future(asyncio.gather(*(one(m) for m in plan)))
         while not matches.done():  # a bot process that dies stops the run: its matches cannot go on
             await asyncio.wait({matches}, timeout=POLL_S)
             drain()
-            dead = [(p, proc.exitcode) for p, proc in zip(players, procs, strict=True) if proc.exitcode]
-            if dead and not matches.done():
+            dead = [(p, proc.exitcode) for p, proc in zip(in_play, procs, strict=True) if proc.exitcode]
+            if (dead or stopping.is_set()) and not matches.done():
                 for p, code in dead:
                     t = troubles.setdefault(p.label, PlayerTrouble())
                     t.died = t.died or f"exit code {code}"
-                matches.cancel()
+                matches.cancel()  # the matches still running are called off
                 with contextlib.suppress(asyncio.CancelledError):
                     await matches
+                cut_short = True
                 break
         else:
             matches.result()  # a match's own error
     finally:
+        if cut_short:  # the bots would wait for matches that never come (and reconnect, noisily)
+            for proc in procs:
+                if proc.is_alive():
+                    proc.terminate()
         await referee.shutdown()
         await server.stop(1)
         deadline = time.monotonic() + 5
@@ -247,4 +387,4 @@ async def play(
                 proc.kill()
             proc.join(timeout=1)
         drain()
-    return PlayReport(results, out_dir, [p.label for p in players], troubles, games_count)
+    return PlayReport(results, out_dir, [p.label for p in players], troubles, len(plan), stopping.is_set())
