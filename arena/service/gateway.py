@@ -10,6 +10,7 @@ machine, took the match, or that a match moved to another worker after a crash.
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import enum
 import json
@@ -45,6 +46,7 @@ from referee.wire import arena_pb2, arena_pb2_grpc, bot_pb2
 from referee.wire.contract import (
     abort,
     bearer,
+    bearer_in,
     from_proto_enum,
     new_server,
     result_to_proto,
@@ -120,14 +122,14 @@ def match_proto(m: MatchRecord) -> arena_pb2.MatchRecord:
 
 
 class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
-    def __init__(self, redis_url: str, *, limiter: Any = None, direct: bool = False) -> None:
+    def __init__(self, redis_url: str, *, limiter: RateLimiter | None = None, direct: bool = False) -> None:
         self.r = connect(redis_url)
         self.ar = connect_async(redis_url, timeout_s=10, max_connections=16)  # FollowMatch's reads
         self.registry = Registry(self.r)
         self.queue = MatchQueue(self.r)
         self.store = MatchStore(self.r, self.queue, self.registry)
         self.owners = Owners(self.r)
-        self.limiter = limiter if limiter is not None else RateLimiter(self.r)
+        self.limiter: RateLimiter = limiter if limiter is not None else RateLimiter(self.r)
         self.relay: PlayRelay | None = None
         self.hub = SessionHub(
             self.registry, connect_async(redis_url, block_ms=READ_BLOCK_MS, max_connections=1), direct=direct
@@ -265,15 +267,17 @@ class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
 
     async def limit_session(self, token_sha256: str, context: grpc.aio.ServicerContext) -> None:
         """RESOURCE_EXHAUSTED when this token opened too many sessions or Play streams lately."""
-        if self.limiter is None:
-            return
-        retry = await self._call(context, self.limiter.check, "session", token_sha256)
+        await self._limit(context, "session", token_sha256, "sessions opened")
+
+    async def _limit(self, context: grpc.aio.ServicerContext, kind: str, token_sha256: str, what: str) -> None:
+        """Count one ``kind`` call of the token; past its limit, RESOURCE_EXHAUSTED with the seconds to
+        wait in the message and in the trailing metadata ``retry-after-s``."""
+        retry = await self._call(context, self.limiter.check, kind, token_sha256)
         if retry is not None:
             context.set_trailing_metadata((("retry-after-s", f"{retry:.0f}"),))
             await abort(
-                context, grpc.StatusCode.RESOURCE_EXHAUSTED,
-                f"too many sessions opened with this token; retry in {retry:.0f} s",
-            )  # fmt: skip
+                context, grpc.StatusCode.RESOURCE_EXHAUSTED, f"too many {what} with this token; retry in {retry:.0f} s"
+            )
 
     # ------------------------------------------------------------------ registry
 
@@ -390,14 +394,7 @@ class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
                 context, grpc.StatusCode.PERMISSION_DENIED,
                 f"{', '.join(others)}: neither yours nor a reference bot (owner {REFERENCE_OWNER!r})",
             )  # fmt: skip
-        if self.limiter is not None:
-            retry = await self._call(context, self.limiter.check, "request", token_sha256(bearer(context) or ""))
-            if retry is not None:
-                context.set_trailing_metadata((("retry-after-s", f"{retry:.0f}"),))
-                await abort(
-                    context, grpc.StatusCode.RESOURCE_EXHAUSTED,
-                    f"too many match requests with this token; retry in {retry:.0f} s",
-                )  # fmt: skip
+        await self._limit(context, "request", token_sha256(bearer(context) or ""), "match requests")
 
     async def DescribeMatch(  # noqa: N802
         self, request: arena_pb2.DescribeMatchRequest, context: grpc.aio.ServicerContext
@@ -488,14 +485,15 @@ class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
             code = grpc.StatusCode.ALREADY_EXISTS if "exists" in str(e) else grpc.StatusCode.INVALID_ARGUMENT
             await abort(context, code, str(e))
         log.info("owner created", owner=owner.name, max_bots=owner.max_bots)
-        return arena_pb2.CreateOwnerResponse(owner=await self._owner_proto(context, owner), token=token)
+        record = (await self._owner_protos(context, [owner]))[0]
+        return arena_pb2.CreateOwnerResponse(owner=record, token=token)
 
     async def ListOwners(  # noqa: N802
         self, request: arena_pb2.ListOwnersRequest, context: grpc.aio.ServicerContext
     ) -> arena_pb2.ListOwnersResponse:
         await self._require(context)
         owners = await self._call(context, self.owners.list)
-        return arena_pb2.ListOwnersResponse(owners=[await self._owner_proto(context, o) for o in owners])
+        return arena_pb2.ListOwnersResponse(owners=await self._owner_protos(context, owners))
 
     async def RotateOwnerToken(  # noqa: N802
         self, request: arena_pb2.RotateOwnerTokenRequest, context: grpc.aio.ServicerContext
@@ -510,9 +508,13 @@ class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
         log.info("owner token rotated", owner=request.name)
         return arena_pb2.RotateOwnerTokenResponse(token=token)
 
-    async def _owner_proto(self, context: grpc.aio.ServicerContext, owner: Owner) -> arena_pb2.OwnerRecord:
-        bots = sum(1 for b in await self._call(context, self.registry.list) if b.owner == owner.name)
-        return arena_pb2.OwnerRecord(name=owner.name, max_bots=owner.max_bots, bots=bots, created_at=owner.created_at)
+    async def _owner_protos(
+        self, context: grpc.aio.ServicerContext, owners: list[Owner]
+    ) -> list[arena_pb2.OwnerRecord]:
+        """The owners' records, with their bot counts from one read of the registry."""
+        bots = collections.Counter(b.owner for b in await self._call(context, self.registry.list))
+        return [arena_pb2.OwnerRecord(name=o.name, max_bots=o.max_bots, bots=bots[o.name], created_at=o.created_at)
+                for o in owners]  # fmt: skip
 
 
 class TokenGate(grpc.aio.ServerInterceptor):  # type: ignore[misc]
@@ -527,7 +529,7 @@ class TokenGate(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         handler = await continuation(details)
         if handler is None or not details.method.startswith(self.prefixes):
             return handler
-        token = next((bearer_value(v) for k, v in details.invocation_metadata or () if k == "authorization"), None)
+        token = bearer_in(details.invocation_metadata)
         if not token:
             return handler
         try:
@@ -545,12 +547,6 @@ class TokenGate(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         return handler._replace(unary_unary=refuse) if handler.unary_unary else handler
 
 
-def bearer_value(value: str | bytes) -> str | None:
-    text = value.decode() if isinstance(value, bytes) else value
-    scheme, _, token = text.partition(" ")
-    return token.strip() if scheme.lower() == "bearer" and token.strip() else None
-
-
 async def start_gateway(
     redis_url: str,
     address: str = "127.0.0.1:0",
@@ -558,7 +554,7 @@ async def start_gateway(
     *,
     tls: ServerTls | None = None,
     worker_tls: ClientTls | None = None,
-    limiter: Any = None,
+    limiter: RateLimiter | None = None,
     direct: bool = False,
 ) -> tuple[grpc.aio.Server, int, ArenaServicer]:
     """Serve ArenaService, BotService (the relay of bots' Play streams to the workers) and the services

@@ -17,6 +17,7 @@ from typing import Final
 import redis
 
 from arena import keys
+from arena.service.registry import ROTATE_TOKEN
 from referee.wire.values import token_sha256
 
 TOKEN_PREFIX: Final = "arena_owner_"
@@ -32,16 +33,6 @@ redis.call('SET', KEYS[2], ARGV[1])
 redis.call('SADD', KEYS[3], ARGV[1])
 return 1
 """
-
-_ROTATE: Final = """
-local old = redis.call('HGET', KEYS[1], 'token_sha256')
-if not old then return 0 end
-redis.call('DEL', ARGV[2] .. old)
-redis.call('HSET', KEYS[1], 'token_sha256', ARGV[1])
-redis.call('SET', KEYS[2], ARGV[3])
-return 1
-"""
-
 
 class OwnerError(ValueError):
     """An owner operation that cannot be done; the message says why. Nothing was changed."""
@@ -67,7 +58,7 @@ class Owners:
     def __init__(self, client: redis.Redis) -> None:
         self.r = client
         self._create = client.register_script(_CREATE)
-        self._rotate = client.register_script(_ROTATE)
+        self._rotate = client.register_script(ROTATE_TOKEN)
 
     def create(self, name: str, max_bots: int = DEFAULT_MAX_BOTS) -> tuple[Owner, str]:
         """A new owner and its token (the only time the token is seen)."""

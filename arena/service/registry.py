@@ -86,7 +86,9 @@ redis.call('SADD', KEYS[3], ARGV[1])
 return 1
 """
 
-_ROTATE = """
+ROTATE_TOKEN: Final = """
+-- KEYS: the holder's hash, the new token's index key; ARGV: the new hash, the index keys' prefix, the name.
+-- Shared with arena.service.owners: a bot's and an owner's token rotate the same way.
 local old = redis.call('HGET', KEYS[1], 'token_sha256')
 if not old then return 0 end
 redis.call('DEL', ARGV[2] .. old)
@@ -100,7 +102,7 @@ class Registry:
     def __init__(self, client: redis.Redis) -> None:
         self.r = client
         self._register = client.register_script(_REGISTER)
-        self._rotate = client.register_script(_ROTATE)
+        self._rotate = client.register_script(ROTATE_TOKEN)
 
     # ------------------------------------------------------------------ admin token
 

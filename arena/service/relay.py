@@ -76,7 +76,6 @@ class _Link:
     match_id: str
     hello: bytes
     call: Any = None
-    address: str = ""
     ready: asyncio.Event = field(default_factory=asyncio.Event)
 
 
@@ -98,7 +97,6 @@ class PlayRelay:
         self.limiter = limiter
         self.channels: dict[str, grpc.aio.Channel] = {}
         self.users: dict[str, int] = {}  # worker address -> links attached to it now
-        self.streams = 0
 
     def handler(self) -> grpc.GenericRpcHandler:
         play = grpc.stream_stream_rpc_method_handler(self.play)  # bytes in, bytes out: no (de)serialisers
@@ -176,7 +174,6 @@ class PlayRelay:
             )
         ).SerializeToString()
         await context.write(welcome)
-        self.streams += 1
         metrics.RELAYED_STREAMS.inc()
         alone = len(links) == 1  # then the gateway itself never writes to the bot after the Welcome
         pumps = [
@@ -194,7 +191,6 @@ class PlayRelay:
                     if error is not None:
                         raise error
         finally:
-            self.streams -= 1
             metrics.RELAYED_STREAMS.dec()
             reader.cancel()
             for pump in pumps:
@@ -251,8 +247,12 @@ class PlayRelay:
         since = time.monotonic()
         delay = 0.05
         attached = False
+        lost = ""  # the worker whose stream broke last
         while True:
             status, address = await asyncio.to_thread(self._where, link.match_id)
+            if lost and address != lost:  # the match moved on: the lost worker's channel goes unless in use
+                self._forget(lost)
+                lost = ""
             if status == MatchStatus.FINISHED and attached:
                 return
             if status == MatchStatus.FINISHED:
@@ -270,7 +270,7 @@ class PlayRelay:
                     if not _is_welcome(greeting):
                         async with writing:
                             await context.write(greeting)
-                    link.call, link.address = call, address
+                    link.call = call
                     self.users[address] = self.users.get(address, 0) + 1
                     link.ready.set()
                     if attached:
@@ -301,11 +301,7 @@ class PlayRelay:
                     call.cancel()
                 since = time.monotonic()
                 delay = 0.05
-                moved_status, moved_to = await asyncio.to_thread(self._where, link.match_id)
-                if moved_to != address:
-                    self._forget(address)
-                if moved_status == MatchStatus.FINISHED:
-                    return
+                lost = address
             if time.monotonic() - since > REATTACH_S:
                 raise _RefusedError(grpc.StatusCode.UNAVAILABLE, f"no worker runs {link.match_id} now; reconnect later")
             await asyncio.sleep(delay)

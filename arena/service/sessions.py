@@ -71,7 +71,6 @@ class SessionHub:
         self.reader = reader
         self.heartbeat_s = heartbeat_s
         self.by_bot: dict[str, set[Session]] = {}
-        self.count = 0
         self._tasks: list[asyncio.Task[None]] = []
         self._last: Any = b"$"
 
@@ -93,7 +92,6 @@ class SessionHub:
     def open(self, bot_name: str, token_sha256: str, version: str, info: dict[str, Any]) -> Session:
         session = Session(bot_name, token_sha256, version, info)
         self.by_bot.setdefault(bot_name, set()).add(session)
-        self.count += 1
         metrics.BOT_SESSIONS.inc()
         return session
 
@@ -103,15 +101,11 @@ class SessionHub:
         if sessions is None or session not in sessions:
             return False
         sessions.discard(session)
-        self.count -= 1
         metrics.BOT_SESSIONS.dec()
         if sessions:
             return False
         del self.by_bot[session.bot_name]
         return True
-
-    def online(self, bot_name: str) -> bool:
-        return bot_name in self.by_bot
 
     # ------------------------------------------------------------------ loops
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import errno
 import inspect
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from enum import StrEnum
 from typing import Any, Final, NoReturn, TypeVar
 
@@ -121,7 +121,12 @@ def bearer_metadata(token: str) -> tuple[tuple[str, str], ...]:
 
 def bearer(context: grpc.aio.ServicerContext) -> str | None:
     """The token of a call's ``authorization: Bearer <token>`` metadata, or None."""
-    for key, value in context.invocation_metadata() or ():
+    return bearer_in(context.invocation_metadata())
+
+
+def bearer_in(metadata: Iterable[tuple[str, Any]] | None) -> str | None:
+    """``bearer`` on call metadata itself (interceptors have it before there is a context)."""
+    for key, value in metadata or ():
         if key == "authorization" and isinstance(value, str) and value.startswith("Bearer "):
             return value[len("Bearer ") :].strip() or None
     return None
