@@ -284,3 +284,26 @@ def test_an_owner_manages_its_own_bots_and_nothing_of_another_owners(redis_url: 
             await servicer.close()
 
     asyncio.run(main())
+
+
+def test_a_token_is_checked_on_every_call_whatever_came_before(redis_url: str) -> None:
+    """One gateway, one method, callers in turn: an interceptor's handler is kept per method, so a check
+    that lived in the handler's choice (not its behaviour) would let the first caller decide for all."""
+    tokens, _ = _setup(redis_url)
+
+    async def main() -> list[grpc.StatusCode]:
+        server, port, servicer = await start_gateway(redis_url, "127.0.0.1:0", host_ladder)
+        try:
+            async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+                stub = ladder_pb2_grpc.LadderServiceStub(channel)  # type: ignore[no-untyped-call]
+                request = ladder_pb2.GetLeaderboardRequest(game_id="shanghaien")
+                out = []
+                for caller in ("none", "wrong", "none", "admin", "wrong", "bot"):
+                    md = bearer_metadata(tokens[caller]) if tokens[caller] else ()
+                    out.append(await _status(stub.GetLeaderboard(request, metadata=md)))
+                return out
+        finally:
+            await server.stop(0)
+            await servicer.close()
+
+    assert asyncio.run(main()) == [OK, UNAUTH, OK, OK, UNAUTH, OK]

@@ -13,6 +13,7 @@ import asyncio
 import collections
 import contextlib
 import enum
+import inspect
 import json
 import math
 import secrets
@@ -46,7 +47,6 @@ from referee.wire import arena_pb2, arena_pb2_grpc, bot_pb2
 from referee.wire.contract import (
     abort,
     bearer,
-    bearer_in,
     from_proto_enum,
     new_server,
     result_to_proto,
@@ -519,7 +519,10 @@ class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
 
 class TokenGate(grpc.aio.ServerInterceptor):  # type: ignore[misc]
     """A token that is given must be valid, on every service of the gateway: the services hosted beside
-    ArenaService (the ladder's), which know nothing of tokens, answer an unknown one UNAUTHENTICATED too."""
+    ArenaService (the ladder's), which know nothing of tokens, answer an unknown one UNAUTHENTICATED too.
+
+    The check runs inside the call, in a wrapped behaviour: the handler an interceptor returns must not
+    depend on the call, since ``EdgeInterceptor`` keeps the first one it sees for each method."""
 
     def __init__(self, prefixes: tuple[str, ...], resolve: Any) -> None:
         self.prefixes = prefixes
@@ -527,24 +530,23 @@ class TokenGate(grpc.aio.ServerInterceptor):  # type: ignore[misc]
 
     async def intercept_service(self, continuation: Any, details: grpc.HandlerCallDetails) -> Any:
         handler = await continuation(details)
-        if handler is None or not details.method.startswith(self.prefixes):
+        if handler is None or not details.method.startswith(self.prefixes) or handler.unary_unary is None:
             return handler
-        token = bearer_in(details.invocation_metadata)
-        if not token:
-            return handler
-        try:
-            known = await asyncio.to_thread(self.resolve, token) is not None
-        except (redis.ConnectionError, redis.TimeoutError):
-            known = True  # the handler meets Redis's absence itself (UNAVAILABLE)
-        if known:
-            return handler
+        behavior = handler.unary_unary
 
-        async def refuse(request: Any, context: grpc.aio.ServicerContext) -> Any:
-            await abort(context, grpc.StatusCode.UNAUTHENTICATED, "unknown token (wrong, or rotated away)")
+        async def checked(request: Any, context: grpc.aio.ServicerContext) -> Any:
+            token = bearer(context)
+            if token:
+                try:
+                    known = await asyncio.to_thread(self.resolve, token) is not None
+                except (redis.ConnectionError, redis.TimeoutError):
+                    known = True  # the handler meets Redis's absence itself (UNAVAILABLE)
+                if not known:
+                    await abort(context, grpc.StatusCode.UNAUTHENTICATED, "unknown token (wrong, or rotated away)")
+            result = behavior(request, context)
+            return await result if inspect.isawaitable(result) else result
 
-        if handler.response_streaming:
-            return handler
-        return handler._replace(unary_unary=refuse) if handler.unary_unary else handler
+        return handler._replace(unary_unary=checked)
 
 
 async def start_gateway(

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import errno
 import inspect
-from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from enum import StrEnum
 from typing import Any, Final, NoReturn, TypeVar
 
@@ -121,12 +121,7 @@ def bearer_metadata(token: str) -> tuple[tuple[str, str], ...]:
 
 def bearer(context: grpc.aio.ServicerContext) -> str | None:
     """The token of a call's ``authorization: Bearer <token>`` metadata, or None."""
-    return bearer_in(context.invocation_metadata())
-
-
-def bearer_in(metadata: Iterable[tuple[str, Any]] | None) -> str | None:
-    """``bearer`` on call metadata itself (interceptors have it before there is a context)."""
-    for key, value in metadata or ():
+    for key, value in context.invocation_metadata() or ():
         if key == "authorization" and isinstance(value, str) and value.startswith("Bearer "):
             return value[len("Bearer ") :].strip() or None
     return None
@@ -178,7 +173,11 @@ def _malformed(method: str, request: _Undecodable) -> str:
 class EdgeInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
     """Every server's first look at a call: a request body that is not a valid message is answered
     ``INVALID_ARGUMENT`` with the parser's reason. (gRPC itself answers ``UNKNOWN``: the handler's
-    deserializer raised.) A streamed request stops at the first bad message, with that status."""
+    deserializer raised.) A streamed request stops at the first bad message, with that status.
+
+    It keeps the handler it got for each method, so the interceptors after it (``new_server``'s
+    ``interceptors``) must return handlers that do not depend on the call: per-call checks belong in
+    the handler's behaviour."""
 
     def __init__(self) -> None:
         self._handlers: dict[str, Any] = {}
