@@ -193,6 +193,12 @@ def owners() -> str:
     return f"{PREFIX}owners"
 
 
-def rate(kind: str, token_sha256: str, window: int) -> str:
-    """Counter with a time-to-live: calls of one kind with one token in one window."""
-    return f"{PREFIX}rate:{kind}:{token_sha256}:{window}"
+def owner_registering(name: str) -> str:
+    """String with a short time-to-live: held while a RegisterBot of this owner counts its bots and
+    registers one, so that concurrent registrations cannot pass ``max_bots`` together."""
+    return f"{PREFIX}ownerlock:{name}"
+
+
+def rate(kind: str, token_sha256: str) -> str:
+    """Counter expiring at the end of the current window: calls of one kind with one token in it."""
+    return f"{PREFIX}rate:{kind}:{token_sha256}"

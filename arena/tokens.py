@@ -4,12 +4,13 @@ better than 32 random bytes.
 The estimate is honest rather than clever: the characters of the token (a known prefix such as ``arena_``
 removed) are placed in the smallest usual alphabet that holds them all (hex, base64url, printable ASCII),
 and length times that alphabet's bits per character must reach 256. Strings with few distinct characters,
-or made of one short piece repeated, are refused whatever their length, and so is every example value
-written in the repository's docs.
+made of one short piece repeated, or mostly runs of neighbouring characters (``abcd...``, ``0123...``) are
+refused whatever their length, and so is every example value written in the repository's docs.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 import string
 from typing import Final
@@ -55,6 +56,9 @@ def weak_token_reason(token: str, what: str = "the admin token") -> str | None:
     for period in range(1, len(body) // 2 + 1):
         if len(body) % period == 0 and body == body[:period] * (len(body) // period):
             return f"{what} is one piece repeated: it is not random; {HOW}"
+    steps = sum(abs(ord(a) - ord(b)) <= 1 for a, b in itertools.pairwise(body))
+    if steps * 2 > len(body):  # 'abcdef...', '0123...', 'aabbcc...': random text has few such neighbours
+        return f"{what} is mostly a run of neighbouring characters: it is not random; {HOW}"
     bits = estimated_bits(token)
     if bits < MIN_BITS:
         return f"{what} holds at most {bits:.0f} bits of randomness; {MIN_BITS} (32 random bytes) are needed; {HOW}"

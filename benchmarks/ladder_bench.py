@@ -1,10 +1,17 @@
 """Ladder speed on a private redis-server (started like the tests', without AOF):
 
-1. result applications per second (``Ladder.sync``: one WATCH/MULTI transaction per result);
+1. result applications per second: ``Ladder.sync`` over ``--apply`` (default 20,000) stored results, one
+   WATCH/MULTI transaction per batch of ``--batch`` (default 1,000) stream entries; ``Ladder.consume``
+   (the same through the consumer group); and, for comparison, ``Ladder.apply`` called once per result
+   (a transaction each, what ``sync`` did before batches) over 2,000 results;
 2. leaderboard query time with ``--bots`` (default 100,000) rows;
 3. rebuild time for ``--results`` (default 1,000,000) stored results, generated straight into Redis.
 
-    .venv/bin/python benchmarks/ladder_bench.py [--results N] [--bots N] [--apply N]
+Each timed step also prints the CPU seconds this process and the redis-server used: on a shared machine
+the wall-clock figures move with the other load, the CPU ones much less.
+
+    .venv/bin/python benchmarks/ladder_bench.py [--results N] [--bots N] [--apply N] [--batch N]
+        [--only apply,leaderboard,rebuild]
 """
 
 from __future__ import annotations
@@ -54,20 +61,55 @@ def store_many(r: redis.Redis, results: Any, chunk: int = 5_000) -> int:
     return n
 
 
-def bench_apply(r: redis.Redis, n: int) -> None:
-    rng = random.Random(1)
-    store_many(r, (result(rng, i, "shanghaien", 2, 50) for i in range(n)))
+class Clock:
+    """Wall time, this process's CPU time and the redis-server's CPU time of one step."""
+
+    def __init__(self, r: redis.Redis) -> None:
+        self.r = r
+
+    def _server_cpu(self) -> float:
+        info: Any = self.r.info("cpu")
+        return float(info["used_cpu_user"]) + float(info["used_cpu_sys"])
+
+    def __enter__(self) -> Clock:
+        self.wall, self.cpu, self.server = time.perf_counter(), time.process_time(), self._server_cpu()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.wall = time.perf_counter() - self.wall
+        self.cpu = time.process_time() - self.cpu
+        self.server = self._server_cpu() - self.server
+
+    def __str__(self) -> str:
+        return f"(cpu: python {self.cpu:.2f} s, redis {self.server:.2f} s)"
+
+
+def bench_apply(r: redis.Redis, n: int, batch: int, one_by_one: int = 2_000) -> None:
     ladder = Ladder(r)
-    t = time.perf_counter()
-    applied = ladder.sync()
-    dt = time.perf_counter() - t
-    print(f"apply: {applied} results (2 players, 50 bots) in {dt:.2f} s = {applied / dt:,.0f} results/s")
-    rng = random.Random(2)
-    store_many(r, (result(rng, i, "shangrila-4p", 4, 50) for i in range(n)))
-    t = time.perf_counter()
-    applied = ladder.sync()
-    dt = time.perf_counter() - t
-    print(f"apply: {applied} results (4 players, 50 bots) in {dt:.2f} s = {applied / dt:,.0f} results/s")
+    for seed, game_id, players in [(1, "shanghaien", 2), (2, "shangrila-4p", 4)]:
+        rng = random.Random(seed)
+        store_many(r, (result(rng, i, game_id, players, 50) for i in range(n)))
+        with Clock(r) as c:
+            applied = ladder.sync(batch=batch)
+        print(f"apply: {applied:,} results ({players} players, 50 bots), sync in batches of {batch:,}, "
+              f"in {c.wall:.2f} s = {applied / c.wall:,.0f} results/s {c}")  # fmt: skip
+    r.flushall()
+    for seed, game_id, players in [(1, "shanghaien", 2), (2, "shangrila-4p", 4)]:
+        rng = random.Random(seed)
+        store_many(r, (result(rng, i, game_id, players, 50) for i in range(n)))
+        with Clock(r) as c:
+            applied = ladder.consume("bench", burst=True)
+        print(f"apply: {applied:,} results ({players} players, 50 bots), consume (the consumer group, as "
+              f"`arena ladder run`), in {c.wall:.2f} s = {applied / c.wall:,.0f} results/s {c}")  # fmt: skip
+    r.flushall()
+    for seed, game_id, players in [(1, "shanghaien", 2), (2, "shangrila-4p", 4)]:
+        rng = random.Random(seed)
+        store_many(r, (result(rng, i, game_id, players, 50) for i in range(one_by_one)))
+        results = list(ladder.stored_results(game_id))
+        with Clock(r) as c:
+            applied = sum(ladder.apply(res) for res in results)
+        print(f"apply: {applied:,} results ({players} players, 50 bots), one transaction each (Ladder.apply), "
+              f"in {c.wall:.2f} s = {applied / c.wall:,.0f} results/s {c}")  # fmt: skip
 
 
 def bench_leaderboard(r: redis.Redis, bots: int) -> None:
@@ -102,10 +144,12 @@ def bench_rebuild(r: redis.Redis, n: int) -> None:
     store_many(r, (result(rng, i, game_id, 2, 1000) for i in range(n)))
     print(f"rebuild: generated {n:,} stored results in {time.perf_counter() - t:.1f} s")
     ladder = Ladder(r)
-    t = time.perf_counter()
-    counted = ladder.rebuild(game_id)
-    dt = time.perf_counter() - t
-    print(f"rebuild: {counted:,} results (2 players, 1,000 bots) in {dt:.1f} s = {counted / dt:,.0f} results/s")
+    with Clock(r) as c:
+        counted = ladder.rebuild(game_id)
+    print(
+        f"rebuild: {counted:,} results (2 players, 1,000 bots) in {c.wall:.1f} s = {counted / c.wall:,.0f} results/s "
+        f"{c}"
+    )
     print(f"redis memory used: {int(r.info('memory')['used_memory']) / 2**20:,.0f} MiB")
 
 
@@ -113,15 +157,21 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--results", type=int, default=1_000_000, help="stored results to rebuild from")
     parser.add_argument("--bots", type=int, default=100_000, help="leaderboard rows")
-    parser.add_argument("--apply", type=int, default=2_000, help="results applied incrementally")
+    parser.add_argument("--apply", type=int, default=20_000, help="results applied incrementally")
+    parser.add_argument("--batch", type=int, default=1_000, help="stream entries per transaction in sync")
+    parser.add_argument("--only", default="apply,leaderboard,rebuild", help="which parts to run (comma-separated)")
     args = parser.parse_args()
+    parts = set(args.only.split(","))
     with tempfile.TemporaryDirectory(prefix="ladder-bench-") as tmp, RedisProcess(Path(tmp), appendonly=False) as srv:
         r = redis.Redis.from_url(srv.url, socket_timeout=None)
-        bench_apply(r, args.apply)
-        r.flushall()
-        bench_leaderboard(r, args.bots)
-        r.flushall()
-        bench_rebuild(r, args.results)
+        if "apply" in parts:
+            bench_apply(r, args.apply, args.batch)
+            r.flushall()
+        if "leaderboard" in parts:
+            bench_leaderboard(r, args.bots)
+            r.flushall()
+        if "rebuild" in parts:
+            bench_rebuild(r, args.results)
     return 0
 
 

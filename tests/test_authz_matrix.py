@@ -1,92 +1,99 @@
-"""Who may call what on the one public address: every RPC of every service the gateway serves
-(ArenaService, LadderService, BotService's relayed Play) against every kind of caller, each answered
-with the expected status. One pytest case per cell, so the matrix's size is the count of cases.
+"""Who may call what: every RPC of every service the gateway serves (ArenaService, LadderService and the
+relayed BotService.Play) against every kind of caller, each answered with the expected outcome. One
+pytest case per cell (ids like ``RegisterBot-bot``), so the matrix's size is the count of cases:
+``pytest tests/test_authz_matrix.py -q --co`` lists them, ``-k RotateToken`` picks a row, ``-k disabled_bot``
+a column; ``test_the_matrix_covers_every_rpc_of_the_gateways_services`` prints the table (``-s``).
 
-Callers: no token; a wrong token; a bot's token (the bot ``mine``); another owner's token (``them``);
-the bot's own owner's token (``me``); the admin token. A token that is given must be valid on every
-call, public ones included (UNAUTHENTICATED); a known caller without the right is PERMISSION_DENIED.
-RefereeService on the workers (the control plane behind the gateway) has its own matrix in
-test_worker_security.py. Rotated-away and disabled tokens, and rate limits, are tested below the matrix.
+Callers (columns): no token; a wrong token; a bot's token (bot ``mine`` of owner ``me``); another
+owner's token (``them``); the bot's own owner's token (``me``); the admin token; and the refused kinds:
+``mine``'s token before its rotation, ``me``'s token before its rotation, and the token of ``off``, a
+disabled bot of ``me``. Outcomes: a gRPC status, or for GetTranscript ``full``/``public`` (OK, with or
+without the refusal reasons a seat may see).
+
+Adding rows (the hook): a service's RPCs join the matrix when its descriptor is in ``SERVICES`` with the
+host that serves it; ``HOSTS`` starts a host for a cell (an async context manager taking the Redis URL
+and yielding the address to dial), ``STUBS`` names the stub class, and each of its methods needs a
+``Row`` in ``ROWS``; ``test_the_matrix_covers_every_rpc`` fails until every method has one. RefereeService
+on a worker would be ``SERVICES.append(("worker", referee_pb2...RefereeService))``, ``HOSTS["worker"] =``
+a worker started with ``ADMIN_TOKEN``, ``STUBS["RefereeService"] = RefereeServiceStub`` and three rows.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
-from typing import Any
+import contextlib
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, TypeAlias
 
 import grpc
 import pytest
-import redis
 
+from arena import keys
 from arena.ladder.service import host_ladder
 from arena.redis_client import connect
 from arena.service.gateway import start_gateway
+from arena.service.matches import MatchStore
 from arena.service.owners import Owners
-from arena.service.ratelimit import RateLimiter
 from arena.service.registry import Registry
+from referee.transcript import Refusal
 from referee.wire import arena_pb2, arena_pb2_grpc, bot_pb2, bot_pb2_grpc, ladder_pb2, ladder_pb2_grpc
 from referee.wire.contract import bearer_metadata
 
 OK = grpc.StatusCode.OK
 UNAUTH = grpc.StatusCode.UNAUTHENTICATED
 DENIED = grpc.StatusCode.PERMISSION_DENIED
-NOT_FOUND = grpc.StatusCode.NOT_FOUND
-CALLERS = ("none", "wrong", "bot", "other_owner", "own_owner", "admin")
+FULL, PUBLIC_FORM = "full", "public"
+Outcome: TypeAlias = "grpc.StatusCode | str"
+
+CALLERS = ("none", "wrong", "bot", "other_owner", "own_owner", "admin", "rotated_bot", "rotated_owner", "disabled_bot")
 ADMIN_TOKEN = "arena_admin_" + "Zq8" * 15 + "x9"
 
 
-def row(*codes: grpc.StatusCode) -> dict[str, grpc.StatusCode]:
-    return dict(zip(CALLERS, codes, strict=True))
+def row(
+    none: Outcome, wrong: Outcome, bot: Outcome, other: Outcome, own: Outcome, admin: Outcome,
+    disabled: Outcome = DENIED,
+) -> dict[str, Outcome]:
+    """Expected outcomes by caller. The rotated-away tokens are nobody's: UNAUTHENTICATED on every call.
+    A disabled bot's token: PERMISSION_DENIED unless given (what needs no token)."""
+    return {"none": none, "wrong": wrong, "bot": bot, "other_owner": other, "own_owner": own, "admin": admin,
+            "rotated_bot": UNAUTH, "rotated_owner": UNAUTH, "disabled_bot": disabled}  # fmt: skip
 
 
-PUBLIC = row(OK, UNAUTH, OK, OK, OK, OK)
+PUBLIC = row(OK, UNAUTH, OK, OK, OK, OK, disabled=OK)
 ADMIN_ONLY = row(UNAUTH, UNAUTH, DENIED, DENIED, DENIED, OK)
 
-# RPC -> expected status per caller. "mine" is the bot of owner "me"; "ref" is a reference bot (owner arena).
-MATRIX: dict[str, dict[str, grpc.StatusCode]] = {
-    "ArenaService/RegisterBot": row(UNAUTH, UNAUTH, DENIED, OK, OK, OK),  # an owner registers for itself
-    "ArenaService/RotateToken": row(UNAUTH, UNAUTH, OK, DENIED, OK, OK),  # the bot itself, its owner, the admin
-    "ArenaService/SetBotEnabled": row(UNAUTH, UNAUTH, DENIED, DENIED, OK, OK),
-    "ArenaService/ListBots": PUBLIC,
-    "ArenaService/RequestMatch": row(UNAUTH, UNAUTH, DENIED, DENIED, OK, OK),  # unrated, mine vs a reference bot
-    "ArenaService/DescribeMatch": PUBLIC,
-    "ArenaService/ListMatches": PUBLIC,
-    "ArenaService/FollowMatch": row(NOT_FOUND, UNAUTH, NOT_FOUND, NOT_FOUND, NOT_FOUND, NOT_FOUND),  # no such match
-    "ArenaService/GetTranscript": row(NOT_FOUND, UNAUTH, NOT_FOUND, NOT_FOUND, NOT_FOUND, NOT_FOUND),
-    "ArenaService/CreateOwner": ADMIN_ONLY,
-    "ArenaService/ListOwners": ADMIN_ONLY,
-    "ArenaService/RotateOwnerToken": row(UNAUTH, UNAUTH, DENIED, DENIED, OK, OK),  # of "me"
-    "ArenaService/OpenSession": row(UNAUTH, UNAUTH, OK, DENIED, DENIED, DENIED),  # sessions are bots'
-    "BotService/Play": row(UNAUTH, UNAUTH, OK, DENIED, DENIED, DENIED),  # relayed; mine's queued match
-    "LadderService/GetLeaderboard": PUBLIC,
-    "LadderService/GetRatingHistory": PUBLIC,
-    "LadderService/GetHeadToHead": PUBLIC,
-}
-CELLS = [(rpc, caller) for rpc in MATRIX for caller in CALLERS]
+
+@dataclass(frozen=True)
+class Ctx:
+    """What a call needs: its metadata, the ids of the fixture's matches, and ``bot``: the calling bot's
+    own name for bot tokens (``mine`` or ``off``), else ``mine`` (so bots act on themselves)."""
+
+    md: tuple[tuple[str, str], ...]
+    ids: dict[str, str]
+    bot: str
 
 
-async def _status(coro: Any) -> grpc.StatusCode:
-    try:
-        await coro
-    except grpc.aio.AioRpcError as e:
-        return e.code()
-    return OK
+@dataclass(frozen=True)
+class Row:
+    rpc: str  # "Service/Method"
+    expect: dict[str, Outcome]
+    call: Callable[[Any, Ctx], Awaitable[Any]]  # (the service's stub on its host, ctx) -> awaitable
 
 
 async def _first(stream: Any) -> None:
-    """A server stream's first message (its welcome), then let it go."""
+    """A server stream's first message (a welcome, a transcript line), then let it go."""
     async for _ in stream:
         stream.cancel()
         return
 
 
-async def _play(stub: Any, metadata: Any, match_id: str) -> None:
+async def _play(stub: Any, c: Ctx) -> None:
     async def requests() -> AsyncIterator[bot_pb2.PlayRequest]:
-        yield bot_pb2.PlayRequest(hello=bot_pb2.Hello(bot_name="mine", bot_version="1", match_ids=[match_id]))
+        yield bot_pb2.PlayRequest(hello=bot_pb2.Hello(bot_name="mine", bot_version="1", match_ids=[c.ids["queued"]]))
         await asyncio.sleep(30)
 
-    call = stub.Play(requests(), metadata=metadata)
+    call = stub.Play(requests(), metadata=c.md)
     message = await call.read()
     if message is grpc.aio.EOF:
         await call  # raises with the status
@@ -94,196 +101,154 @@ async def _play(stub: Any, metadata: Any, match_id: str) -> None:
     call.cancel()
 
 
-def _calls(
-    arena: Any, bots: Any, ladder: Any, md: Any, ids: dict[str, str]
-) -> dict[str, Callable[[], Any]]:
-    a = arena_pb2
-    return {
-        "ArenaService/RegisterBot": lambda: arena.RegisterBot(
-            a.RegisterBotRequest(name="fresh", owner="me", game_ids=["shanghaien"]), metadata=md),
-        "ArenaService/RotateToken": lambda: arena.RotateToken(a.RotateTokenRequest(name="mine"), metadata=md),
-        "ArenaService/SetBotEnabled": lambda: arena.SetBotEnabled(
-            a.SetBotEnabledRequest(name="mine", enabled=True), metadata=md),
-        "ArenaService/ListBots": lambda: arena.ListBots(a.ListBotsRequest(), metadata=md),
-        "ArenaService/RequestMatch": lambda: arena.RequestMatch(
-            a.RequestMatchRequest(game_id="shanghaien", bot_names=["mine", "ref"]), metadata=md),
-        "ArenaService/DescribeMatch": lambda: arena.DescribeMatch(
-            a.DescribeMatchRequest(match_id=ids["queued"]), metadata=md),
-        "ArenaService/ListMatches": lambda: arena.ListMatches(a.ListMatchesRequest(), metadata=md),
-        "ArenaService/FollowMatch": lambda: _first(arena.FollowMatch(a.FollowMatchRequest(match_id="nope"),
-                                                                     metadata=md)),
-        "ArenaService/GetTranscript": lambda: arena.GetTranscript(a.GetTranscriptRequest(match_id="nope"), metadata=md),
-        "ArenaService/CreateOwner": lambda: arena.CreateOwner(a.CreateOwnerRequest(name="newcomer"), metadata=md),
-        "ArenaService/ListOwners": lambda: arena.ListOwners(a.ListOwnersRequest(), metadata=md),
-        "ArenaService/RotateOwnerToken": lambda: arena.RotateOwnerToken(a.RotateOwnerTokenRequest(name="me"),
-                                                                        metadata=md),
-        "ArenaService/OpenSession": lambda: _first(arena.OpenSession(a.OpenSessionRequest(bot_version="1"),
-                                                                     metadata=md)),
-        "BotService/Play": lambda: _play(bots, md, ids["queued"]),
-        "LadderService/GetLeaderboard": lambda: ladder.GetLeaderboard(
-            ladder_pb2.GetLeaderboardRequest(game_id="shanghaien"), metadata=md),
-        "LadderService/GetRatingHistory": lambda: ladder.GetRatingHistory(
-            ladder_pb2.GetRatingHistoryRequest(game_id="shanghaien", bot_name="mine"), metadata=md),
-        "LadderService/GetHeadToHead": lambda: ladder.GetHeadToHead(
-            ladder_pb2.GetHeadToHeadRequest(game_id="shanghaien"), metadata=md),
-    }  # fmt: skip
+async def _transcript(stub: Any, c: Ctx) -> str:
+    r = await stub.GetTranscript(arena_pb2.GetTranscriptRequest(match_id=c.ids["finished"]), metadata=c.md)
+    reasons = '"reason"' in r.jsonl
+    assert r.full == reasons, "the full flag says whether refusal reasons are in"
+    return FULL if r.full else PUBLIC_FORM
+
+
+a, lp = arena_pb2, ladder_pb2
+ROWS: list[Row] = [
+    # an owner registers for itself (the request's owner field is ignored); a bot never
+    Row("ArenaService/RegisterBot", row(UNAUTH, UNAUTH, DENIED, OK, OK, OK),
+        lambda s, c: s.RegisterBot(a.RegisterBotRequest(name="fresh", owner="me", game_ids=["shanghaien"]),
+                                   metadata=c.md)),
+    # of the caller's own bot: the bot itself (not once disabled), its owner, the admin
+    Row("ArenaService/RotateToken", row(UNAUTH, UNAUTH, OK, DENIED, OK, OK),
+        lambda s, c: s.RotateToken(a.RotateTokenRequest(name=c.bot), metadata=c.md)),
+    Row("ArenaService/SetBotEnabled", row(UNAUTH, UNAUTH, DENIED, DENIED, OK, OK),
+        lambda s, c: s.SetBotEnabled(a.SetBotEnabledRequest(name="mine", enabled=True), metadata=c.md)),
+    Row("ArenaService/ListBots", PUBLIC, lambda s, c: s.ListBots(a.ListBotsRequest(), metadata=c.md)),
+    # unrated, mine against a reference bot
+    Row("ArenaService/RequestMatch", row(UNAUTH, UNAUTH, DENIED, DENIED, OK, OK),
+        lambda s, c: s.RequestMatch(a.RequestMatchRequest(game_id="shanghaien", bot_names=["mine", "ref"]),
+                                    metadata=c.md)),
+    Row("ArenaService/DescribeMatch", PUBLIC,
+        lambda s, c: s.DescribeMatch(a.DescribeMatchRequest(match_id=c.ids["queued"]), metadata=c.md)),
+    Row("ArenaService/ListMatches", PUBLIC,
+        lambda s, c: s.ListMatches(a.ListMatchesRequest(owner="me"), metadata=c.md)),
+    Row("ArenaService/FollowMatch", PUBLIC,
+        lambda s, c: _first(s.FollowMatch(a.FollowMatchRequest(match_id=c.ids["finished"]), metadata=c.md))),
+    # the finished match of mine (seat 0) and off (seat 1), a refusal each: whose reasons the caller reads
+    Row("ArenaService/GetTranscript", row(PUBLIC_FORM, UNAUTH, FULL, PUBLIC_FORM, FULL, FULL, disabled=PUBLIC_FORM),
+        _transcript),
+    Row("ArenaService/CreateOwner", ADMIN_ONLY,
+        lambda s, c: s.CreateOwner(a.CreateOwnerRequest(name="newcomer"), metadata=c.md)),
+    Row("ArenaService/ListOwners", ADMIN_ONLY, lambda s, c: s.ListOwners(a.ListOwnersRequest(), metadata=c.md)),
+    Row("ArenaService/RotateOwnerToken", row(UNAUTH, UNAUTH, DENIED, DENIED, OK, OK),
+        lambda s, c: s.RotateOwnerToken(a.RotateOwnerTokenRequest(name="me"), metadata=c.md)),
+    # sessions and Play are bots' (the token of mine; Play: mine's queued match, relayed)
+    Row("ArenaService/OpenSession", row(UNAUTH, UNAUTH, OK, DENIED, DENIED, DENIED),
+        lambda s, c: _first(s.OpenSession(a.OpenSessionRequest(bot_version="1"), metadata=c.md))),
+    Row("BotService/Play", row(UNAUTH, UNAUTH, OK, DENIED, DENIED, DENIED), _play),
+    Row("LadderService/GetLeaderboard", PUBLIC,
+        lambda s, c: s.GetLeaderboard(lp.GetLeaderboardRequest(game_id="shanghaien"), metadata=c.md)),
+    Row("LadderService/GetRatingHistory", PUBLIC,
+        lambda s, c: s.GetRatingHistory(lp.GetRatingHistoryRequest(game_id="shanghaien", bot_name="mine"),
+                                        metadata=c.md)),
+    Row("LadderService/GetHeadToHead", PUBLIC,
+        lambda s, c: s.GetHeadToHead(lp.GetHeadToHeadRequest(game_id="shanghaien"), metadata=c.md)),
+]  # fmt: skip
+
+
+@contextlib.asynccontextmanager
+async def gateway_host(redis_url: str) -> AsyncIterator[str]:
+    server, port, servicer = await start_gateway(redis_url, "127.0.0.1:0", host_ladder)
+    try:
+        yield f"127.0.0.1:{port}"
+    finally:
+        await server.stop(0)
+        await servicer.close()
+
+
+HOSTS: dict[str, Callable[[str], contextlib.AbstractAsyncContextManager[str]]] = {"gateway": gateway_host}
+SERVICES: list[tuple[str, Any]] = [
+    ("gateway", arena_pb2.DESCRIPTOR.services_by_name["ArenaService"]),
+    ("gateway", ladder_pb2.DESCRIPTOR.services_by_name["LadderService"]),
+    ("gateway", bot_pb2.DESCRIPTOR.services_by_name["BotService"]),
+]
+STUBS: dict[str, Any] = {
+    "ArenaService": arena_pb2_grpc.ArenaServiceStub,
+    "LadderService": ladder_pb2_grpc.LadderServiceStub,
+    "BotService": bot_pb2_grpc.BotServiceStub,
+}
+
+CELLS = [(r, caller) for r in ROWS for caller in CALLERS]
+
+
+def _cell_id(r: Row, caller: str) -> str:
+    method = r.rpc.split("/")[1]
+    unique = sum(x.rpc.split("/")[1] == method for x in ROWS) == 1
+    return f"{method if unique else r.rpc.replace('/', '.')}-{caller}"
 
 
 def _setup(redis_url: str) -> tuple[dict[str, str], dict[str, str]]:
-    """Owners ``me`` and ``them``, bots ``mine`` (me's), ``theirs`` and ``ref`` (a reference bot), a queued
-    match of mine against ref; the token of each kind of caller."""
+    """Owners ``me`` and ``them``; bots ``mine`` and ``off`` (me's, off disabled), ``theirs`` and ``ref`` (a
+    reference bot, owner ``arena``); a queued match of mine against ref, a finished one of mine against off
+    with a refusal on each seat; both tokens rotated once (the old ones kept). The token of each caller."""
     r = connect(redis_url)
     registry, owners = Registry(r), Owners(r)
     registry.set_admin_token(ADMIN_TOKEN)
-    _, me = owners.create("me")
+    _, me_before = owners.create("me")
+    me = owners.rotate_token("me")
     _, them = owners.create("them")
-    _, mine = registry.register("mine", "me", ["shanghaien"])
+    _, mine_before = registry.register("mine", "me", ["shanghaien"])
+    mine = registry.rotate_token("mine")
+    _, off = registry.register("off", "me", ["shanghaien"])
     registry.register("theirs", "them", ["shanghaien"])
     registry.register("ref", "arena", ["shanghaien"])
-    from arena.service.matches import MatchStore
-
-    queued, _ = MatchStore(r).request("shanghaien", ["mine", "ref"])
+    store = MatchStore(r)
+    queued, _ = store.request("shanghaien", ["mine", "ref"])
+    finished, _ = store.request("shanghaien", ["mine", "off"])
+    refusals = [Refusal(ply=p, seat=p, action="nonsense", code="syntax", reason=f"seat {p}: not a move").to_line()
+                for p in (0, 1)]  # fmt: skip
+    r.set(keys.transcript(finished), "\n".join(refusals) + "\n")
+    registry.set_enabled("off", False, "testing")
     r.close()
     tokens = {"none": "", "wrong": "arena_" + "Q" * 43, "bot": mine, "other_owner": them, "own_owner": me,
-              "admin": ADMIN_TOKEN}  # fmt: skip
-    return tokens, {"queued": queued}
+              "admin": ADMIN_TOKEN, "rotated_bot": mine_before, "rotated_owner": me_before,
+              "disabled_bot": off}  # fmt: skip
+    return tokens, {"queued": queued, "finished": finished}
+
+
+async def _outcome(call: Awaitable[Any]) -> Outcome:
+    try:
+        result = await call
+    except grpc.aio.AioRpcError as e:
+        return e.code()
+    return result if isinstance(result, str) else OK
 
 
 def test_the_matrix_covers_every_rpc_of_the_gateways_services() -> None:
-    served = {f"ArenaService/{m.name}" for m in arena_pb2.DESCRIPTOR.services_by_name["ArenaService"].methods}
-    served |= {f"LadderService/{m.name}" for m in ladder_pb2.DESCRIPTOR.services_by_name["LadderService"].methods}
-    served |= {f"BotService/{m.name}" for m in bot_pb2.DESCRIPTOR.services_by_name["BotService"].methods}
-    assert set(MATRIX) == served
-    assert len(CELLS) == len(served) * len(CALLERS) == 102
+    served = {f"{d.name}/{m.name}" for _, d in SERVICES for m in d.methods}
+    assert [r.rpc for r in ROWS] == list(dict.fromkeys(r.rpc for r in ROWS)), "one row per RPC"
+    assert {r.rpc for r in ROWS} == served
+    assert all(set(r.expect) == set(CALLERS) for r in ROWS)
+    assert {d.name for _, d in SERVICES} <= set(STUBS) and {h for h, _ in SERVICES} <= set(HOSTS)
+    assert len(CELLS) == len(served) * len(CALLERS) == 17 * 9  # the matrix's size: update it with new rows
+    width = max(len(r.rpc) for r in ROWS)
+    SHORT: dict[Outcome, str] = {OK: "OK", UNAUTH: "UNAUTH", DENIED: "DENIED"}  # noqa: N806
+    print(f"\n{len(ROWS)} RPCs x {len(CALLERS)} callers = {len(CELLS)} cells")
+    print(" " * width, *(f"{c[:13]:>13}" for c in CALLERS))
+    for r in ROWS:
+        print(f"{r.rpc:<{width}}", *(f"{SHORT.get(r.expect[c], r.expect[c]):>13}" for c in CALLERS))
 
 
-@pytest.mark.parametrize(("rpc", "caller"), CELLS, ids=[f"{rpc.split('/')[1]}-{caller}" for rpc, caller in CELLS])
-def test_authorization(rpc: str, caller: str, redis_url: str) -> None:
+@pytest.mark.parametrize(("r", "caller"), CELLS, ids=[_cell_id(r, c) for r, c in CELLS])
+def test_authorization(r: Row, caller: str, redis_url: str) -> None:
     tokens, ids = _setup(redis_url)
+    service = r.rpc.split("/")[0]
+    host = next(h for h, d in SERVICES if d.name == service)
+    ctx = Ctx(bearer_metadata(tokens[caller]) if tokens[caller] else (), ids,
+              {"bot": "mine", "disabled_bot": "off"}.get(caller, "mine"))  # fmt: skip
 
-    async def main() -> grpc.StatusCode:
-        server, port, servicer = await start_gateway(redis_url, "127.0.0.1:0", host_ladder)
-        try:
-            async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
-                stubs = (arena_pb2_grpc.ArenaServiceStub(channel), bot_pb2_grpc.BotServiceStub(channel),  # type: ignore[no-untyped-call]
-                         ladder_pb2_grpc.LadderServiceStub(channel))  # type: ignore[no-untyped-call]  # fmt: skip
-                md = bearer_metadata(tokens[caller]) if tokens[caller] else ()
-                return await asyncio.wait_for(_status(_calls(*stubs, md, ids)[rpc]()), 20)
-        finally:
-            await server.stop(0)
-            await servicer.close()
+    async def main() -> Outcome:
+        async with HOSTS[host](redis_url) as address, grpc.aio.insecure_channel(address) as channel:
+            stub = STUBS[service](channel)
+            return await asyncio.wait_for(_outcome(r.call(stub, ctx)), 20)
 
-    assert asyncio.run(main()) == MATRIX[rpc][caller]
-
-
-def test_rotated_away_and_disabled_tokens_are_refused_everywhere(redis_url: str) -> None:
-    tokens, ids = _setup(redis_url)
-    r = connect(redis_url)
-    Registry(r).rotate_token("mine")
-    Owners(r).rotate_token("me")
-    _, disabled = Registry(r).register("off", "me", ["shanghaien"])
-    Registry(r).set_enabled("off", False, "testing")
-    r.close()
-
-    async def main() -> None:
-        server, port, servicer = await start_gateway(redis_url, "127.0.0.1:0", host_ladder)
-        try:
-            async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
-                stubs = (arena_pb2_grpc.ArenaServiceStub(channel), bot_pb2_grpc.BotServiceStub(channel),  # type: ignore[no-untyped-call]
-                         ladder_pb2_grpc.LadderServiceStub(channel))  # type: ignore[no-untyped-call]  # fmt: skip
-                for old in ("bot", "own_owner"):  # rotated away: nobody, on every call
-                    calls = _calls(*stubs, bearer_metadata(tokens[old]), ids)
-                    for rpc, call in calls.items():
-                        assert await asyncio.wait_for(_status(call()), 20) == UNAUTH, (old, rpc)
-                calls = _calls(*stubs, bearer_metadata(disabled), ids)
-                assert await _status(calls["ArenaService/OpenSession"]()) == DENIED
-                assert await _status(calls["BotService/Play"]()) == DENIED
-        finally:
-            await server.stop(0)
-            await servicer.close()
-
-    asyncio.run(main())
-
-
-def test_match_requests_past_the_limit_are_refused_with_a_retry_hint_across_gateways(redis_url: str) -> None:
-    tokens, _ = _setup(redis_url)
-
-    async def main() -> None:
-        limits = {"request": 2, "session": 100}
-        gateways = [
-            await start_gateway(redis_url, "127.0.0.1:0", limiter=RateLimiter(redis.Redis.from_url(redis_url), limits,
-                                                                              window_s=3))
-            for _ in range(2)
-        ]  # fmt: skip
-        try:
-            channels = [grpc.aio.insecure_channel(f"127.0.0.1:{port}") for _, port, _ in gateways]
-            stubs = [arena_pb2_grpc.ArenaServiceStub(c) for c in channels]  # type: ignore[no-untyped-call]
-            md = bearer_metadata(tokens["own_owner"])
-            request = arena_pb2.RequestMatchRequest(game_id="shanghaien", bot_names=["mine", "ref"])
-            statuses = []
-            for stub in (stubs[0], stubs[1], stubs[0]):  # one limit, kept in Redis, for both replicas
-                statuses.append(await _status(stub.RequestMatch(request, metadata=md)))
-            if statuses[:2] != [OK, OK]:  # the window turned between the calls: try once more from a fresh one
-                await asyncio.sleep(3.1)
-                statuses = [await _status(s.RequestMatch(request, metadata=md)) for s in (stubs[0], stubs[1], stubs[0])]
-            assert statuses == [OK, OK, grpc.StatusCode.RESOURCE_EXHAUSTED]
-            call = stubs[1].RequestMatch(request, metadata=md)
-            with pytest.raises(grpc.aio.AioRpcError) as refused:
-                await call
-            assert refused.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
-            assert "retry in" in (refused.value.details() or "")
-            retry = dict(refused.value.trailing_metadata() or ())["retry-after-s"]
-            assert 1 <= int(retry) <= 3
-            await asyncio.sleep(int(retry) + 0.2)  # the window is over: accepted again
-            assert await _status(stubs[1].RequestMatch(request, metadata=md)) == OK
-            # the admin is not limited
-            admin = bearer_metadata(ADMIN_TOKEN)
-            for _ in range(4):
-                assert await _status(stubs[0].RequestMatch(request, metadata=admin)) == OK
-            for c in channels:
-                await c.close()
-        finally:
-            for server, _, servicer in gateways:
-                await server.stop(0)
-                await servicer.close()
-
-    asyncio.run(main())
-
-
-def test_an_owner_manages_its_own_bots_and_nothing_of_another_owners(redis_url: str) -> None:
-    tokens, _ = _setup(redis_url)
-    from arena.service.client import ArenaClient, ArenaError
-
-    async def main() -> None:
-        server, port, servicer = await start_gateway(redis_url, "127.0.0.1:0")
-        try:
-            me = ArenaClient(f"127.0.0.1:{port}", tokens["own_owner"])
-            bot, token = await asyncio.to_thread(me.register_bot, "second", "someone-else", ["shanghaien"])
-            assert bot.owner == "me" and token.startswith("arena_")  # the owner field is the caller's
-            r = connect(redis_url)
-            r.hset("arena:owner:me", "max_bots", 2)  # me has mine and second now: its limit
-            r.close()
-            with pytest.raises(ArenaError) as full:
-                await asyncio.to_thread(me.register_bot, "third", "me", ["shanghaien"])
-            assert full.value.code == "RESOURCE_EXHAUSTED"
-            for call in (lambda: me.set_enabled("theirs", False), lambda: me.rotate_token("theirs"),
-                         lambda: me.request_match("shanghaien", ["theirs", "ref"]),
-                         lambda: me.request_match("shanghaien", ["mine", "theirs"]),
-                         lambda: me.request_match("shanghaien", ["mine", "ref"], rated=True),
-                         lambda: me.rotate_owner_token("them")):  # fmt: skip
-                with pytest.raises(ArenaError) as denied:
-                    await asyncio.to_thread(call)
-                assert denied.value.code == "PERMISSION_DENIED"
-            assert (await asyncio.to_thread(me.set_enabled, "second", False, "resting")).enabled is False
-            assert (await asyncio.to_thread(me.set_enabled, "second", True)).enabled is True
-            match_id, _ = await asyncio.to_thread(me.request_match, "shanghaien", ["mine", "second"])
-            assert match_id
-            me.close()
-        finally:
-            await server.stop(0)
-            await servicer.close()
-
-    asyncio.run(main())
+    assert asyncio.run(main()) == r.expect[caller]
 
 
 def test_a_token_is_checked_on_every_call_whatever_came_before(redis_url: str) -> None:
@@ -291,19 +256,14 @@ def test_a_token_is_checked_on_every_call_whatever_came_before(redis_url: str) -
     that lived in the handler's choice (not its behaviour) would let the first caller decide for all."""
     tokens, _ = _setup(redis_url)
 
-    async def main() -> list[grpc.StatusCode]:
-        server, port, servicer = await start_gateway(redis_url, "127.0.0.1:0", host_ladder)
-        try:
-            async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
-                stub = ladder_pb2_grpc.LadderServiceStub(channel)  # type: ignore[no-untyped-call]
-                request = ladder_pb2.GetLeaderboardRequest(game_id="shanghaien")
-                out = []
-                for caller in ("none", "wrong", "none", "admin", "wrong", "bot"):
-                    md = bearer_metadata(tokens[caller]) if tokens[caller] else ()
-                    out.append(await _status(stub.GetLeaderboard(request, metadata=md)))
-                return out
-        finally:
-            await server.stop(0)
-            await servicer.close()
+    async def main() -> list[Outcome]:
+        async with gateway_host(redis_url) as address, grpc.aio.insecure_channel(address) as channel:
+            stub = ladder_pb2_grpc.LadderServiceStub(channel)  # type: ignore[no-untyped-call]
+            request = ladder_pb2.GetLeaderboardRequest(game_id="shanghaien")
+            out = []
+            for caller in ("none", "wrong", "none", "admin", "wrong", "bot"):
+                md = bearer_metadata(tokens[caller]) if tokens[caller] else ()
+                out.append(await _outcome(stub.GetLeaderboard(request, metadata=md)))
+            return out
 
     assert asyncio.run(main()) == [OK, UNAUTH, OK, OK, UNAUTH, OK]

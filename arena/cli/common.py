@@ -199,6 +199,17 @@ def strong_admin_token(s: dict[str, Any], required: bool = False) -> str:
     return token
 
 
+def rate_limits(s: dict[str, Any]) -> Any:
+    """The per-token rate limits from the settings (``arena.service.ratelimit.RateLimits``); CliError
+    (exit 2) names a bad value."""
+    from arena.service.ratelimit import RateLimits
+
+    try:
+        return RateLimits.from_settings(s)
+    except ValueError as e:
+        raise CliError(f"refusing to start: {e}", 2) from None
+
+
 def client(s: dict[str, Any], token: str | None = None) -> Any:
     """A client of the gateway, with ``token`` (default: the admin token, else the owner's, else the bot's)."""
     from arena.service.client import ArenaClient

@@ -18,6 +18,7 @@ from arena.cli.common import (
     listen_tls,
     port_number,
     positive_int,
+    rate_limits,
     run_service,
     settings,
     strong_admin_token,
@@ -61,6 +62,7 @@ def cmd_gateway(args: argparse.Namespace) -> int:
     strong_admin_token(s)
     tls = listen_tls(s, listen)
     worker_tls = dial_tls(s)
+    limits = rate_limits(s)
     metrics.serve(int(s["metrics_port"]))
 
     async def main(stop: asyncio.Event) -> None:
@@ -72,7 +74,8 @@ def cmd_gateway(args: argparse.Namespace) -> int:
             Registry(client).set_admin_token(s["admin_token"])
             client.close()
         server, _, servicer = await start_gateway(
-            s["redis_url"], listen, host_ladder, tls=tls, worker_tls=worker_tls, direct=args.advertise_workers
+            s["redis_url"], listen, host_ladder, tls=tls, worker_tls=worker_tls, direct=args.advertise_workers,
+            limits=limits,
         )
         await stop.wait()
         await server.stop(2.0)
@@ -96,6 +99,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     tls = listen_tls(s, listen)
     if tls is not None and not s["tls_ca"]:
         raise CliError("with --tls-cert, give --tls-ca too: the gateway verifies its workers (same certificate)", 2)
+    limits = rate_limits(s)
     metrics.serve(int(s["metrics_port"]))
     data = Path(args.data)
 
@@ -103,7 +107,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         arena = LocalArena(
             data, workers=args.workers, redis_url=args.redis, gateway_address=listen,
             admin_token=s["admin_token"] or None, log_level=s["log_level"], gateway_extra=host_ladder,
-            tls=tls, tls_ca=Path(s["tls_ca"]) if tls is not None else None,
+            tls=tls, tls_ca=Path(s["tls_ca"]) if tls is not None else None, limits=limits,
         )  # fmt: skip
         async with arena:
             # rated results count as they come: the ladder applies them (scheduling stays `arena ladder run`'s)
@@ -147,9 +151,13 @@ def cmd_referee_serve(args: argparse.Namespace) -> int:
 
 
 
+RATE_SETTINGS = ("session_opens_per_min", "match_requests_per_min", "rate_window_s")
+
+
 def add_parser(sub: Any) -> None:
     p = sub.add_parser("serve", help="an all-in-one local arena: Redis, gateway and referee workers")
-    add_settings(p, "listen", "admin_token", "metrics_port", "log_level", "tls_cert", "tls_key", "tls_ca")
+    add_settings(p, "listen", "admin_token", "metrics_port", "log_level", "tls_cert", "tls_key", "tls_ca",
+                 *RATE_SETTINGS)  # fmt: skip
     p.add_argument("--data", default="arena-data", help="folder for Redis data, logs and the admin token")
     p.add_argument("--redis", help="use this Redis instead of starting one")
     p.add_argument("--workers", type=positive_int, default=2, help="referee worker processes (default 2)")
@@ -160,7 +168,7 @@ def add_parser(sub: Any) -> None:
         "matches, transcripts, the ladder",
     )  # fmt: skip
     add_settings(p, "redis_url", "listen", "admin_token", "metrics_port", "log_level", "tls_cert", "tls_key",
-                 "tls", "tls_ca", "tls_server_name")  # fmt: skip
+                 "tls", "tls_ca", "tls_server_name", *RATE_SETTINGS)  # fmt: skip
     p.add_argument("--advertise-workers", action="store_true",
                    help="tell bots the worker running each match, for bots inside the arena's network that dial "
                    "workers themselves (default: bots play through this gateway)")  # fmt: skip

@@ -35,8 +35,9 @@ larger of the two; the error bar is 1.96 times that (a 95% interval).
 from __future__ import annotations
 
 import math
+from array import array
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 from referee.wire.values import EndReason, SeatStatus
@@ -53,6 +54,13 @@ PRIOR_INFO: Final = (ELO_SCALE / PRIOR_SD) ** 2
 
 BotKey = tuple[str, str]
 """(bot name, bot version): one ladder row."""
+
+
+_pow = math.pow
+_FORFEITED: Final = SeatStatus.FORFEITED
+_ABORTED: Final = EndReason.ABORTED
+_KEY: Final = 7  # a Table's working state: _state(row) + [key, Points or None]
+_HISTORY: Final = 8
 
 
 def expected(rating: float, opponent: float) -> float:
@@ -169,16 +177,78 @@ def rate(result: Mapping[str, Any], before: Mapping[BotKey, Row]) -> Update:
     match (possible in requested matches) is not compared with itself; its seats' changes add up.
     """
     seats = list(result["seats"])
-    n = len(seats)
     bots = [seat_key(s) for s in seats]
-    place = places(seats)
-    ratings = [before[b].rating for b in bots]
+    states = {b: _state(before[b]) for b in bots}
+    pairs: list[tuple[BotKey, BotKey, float]] = []
+    finished_at = float(result.get("finished_at", 0.0))
+    _play(bots, places(seats), [states[b] for b in bots], finished_at, pairs)
+    rows = {b: _row(before[b].name, before[b].version, st) for b, st in states.items()}
+    return Update(str(result["match_id"]), finished_at, rows, [Pair(a, b, s) for a, b, s in pairs])
+
+
+# The rating rules below are the one implementation: ``rate`` (one result on Row values) and ``Table`` (a
+# whole ladder, the Redis ladder's batches and rebuilds) both run ``_play`` on a row's working state, a list
+# ``[rating, games, wins, draws, losses, last_played, info]`` changed in place (no Row object per match).
+# Its two-seat case is unrolled (``_play2``, most matches); tests/test_elo_exact.py checks both paths bit for
+# bit against the rules written plainly, as the ladder first computed them.
+
+
+def _state(row: Row) -> list[Any]:
+    return [row.rating, row.games, row.wins, row.draws, row.losses, row.last_played, row.info]
+
+
+def _row(name: str, version: str, st: list[Any]) -> Row:
+    return Row(name, version, st[0], st[1], st[2], st[3], st[4], st[5], st[6])
+
+
+def _play(
+    bots: list[BotKey],
+    place: list[tuple[int, int]],
+    states: list[list[Any]],
+    finished_at: float,
+    pairs: list[tuple[BotKey, BotKey, float]] | None,
+) -> None:
+    """One match: update the working state of every seat's row (``states[i]`` is seat i's; a bot version in
+    two seats has the same list in both) and append the pairwise outcomes ``(a, b, a's score)`` to ``pairs``.
+
+    Every change is computed from the states before the match. The arithmetic is ``expected`` and
+    ``R + K (S - E)`` term by term in seat order, the same floating-point operations in the same order
+    whatever the path (ratings must come out bit for bit the same as any earlier run of these rules).
+    """
+    n = len(bots)
+    if n == 2 and bots[0] != bots[1]:
+        s = _play2(states[0], states[1], place[0], place[1], finished_at)
+        if pairs is not None:
+            pairs.append((bots[0], bots[1], s))
+        return
     weight = 1.0 / (n - 1)
+    ratings = [st[0] for st in states]
+    ks = [(K_PROVISIONAL if st[1] < PROVISIONAL_GAMES else K) * weight for st in states]
+    top = min(place)
+    if len(set(bots)) == n:  # the usual case: every seat a different bot version
+        deltas = [0.0] * n
+        infos = [0.0] * n
+        for i in range(n):
+            ri, pi, k = ratings[i], place[i], ks[i]
+            d = f = 0.0
+            for j in range(n):
+                if i == j:
+                    continue
+                e = 1.0 / (1.0 + _pow(10.0, (ratings[j] - ri) / 400.0))  # expected(ri, ratings[j])
+                pj = place[j]
+                s = 1.0 if pi < pj else 0.5 if pi == pj else 0.0  # pair_score(pi, pj)
+                d += k * (s - e)
+                f += weight * e * (1.0 - e)
+                if pairs is not None and i < j:
+                    pairs.append((bots[i], bots[j], s))
+            deltas[i], infos[i] = d, f
+        for i in range(n):
+            _settle(states[i], deltas[i], infos[i], place[i], place, top, finished_at)
+        return
     delta = dict.fromkeys(bots, 0.0)
     info = dict.fromkeys(bots, 0.0)
-    pairs: list[Pair] = []
     for i in range(n):
-        k = k_factor(before[bots[i]].games) * weight
+        k = ks[i]
         for j in range(n):
             if i == j or bots[i] == bots[j]:
                 continue
@@ -186,77 +256,285 @@ def rate(result: Mapping[str, Any], before: Mapping[BotKey, Row]) -> Update:
             s = pair_score(place[i], place[j])
             delta[bots[i]] += k * (s - e)
             info[bots[i]] += weight * e * (1.0 - e)
-            if i < j:
-                pairs.append(Pair(bots[i], bots[j], s))
-    finished_at = float(result.get("finished_at", 0.0))
-    rows: dict[BotKey, Row] = {}
-    for b in dict.fromkeys(bots):
+            if pairs is not None and i < j:
+                pairs.append((bots[i], bots[j], s))
+    for b in delta:
         best = min(p for p, key in zip(place, bots, strict=True) if key == b)
-        shared = sum(1 for p in place if p == best) > 1
-        first = best == min(place)
-        old = before[b]
-        rows[b] = replace(
-            old,
-            rating=old.rating + delta[b],
-            games=old.games + 1,
-            wins=old.wins + (first and not shared),
-            draws=old.draws + (first and shared),
-            losses=old.losses + (not first),
-            last_played=max(old.last_played, finished_at),
-            info=old.info + info[b],
-        )
-    return Update(str(result["match_id"]), finished_at, rows, pairs)
+        _settle(states[bots.index(b)], delta[b], info[b], best, place, top, finished_at)
+
+
+def _play2(st0: list[Any], st1: list[Any], p0: tuple[int, int], p1: tuple[int, int], finished_at: float) -> float:
+    """``_play`` for two different bot versions (most matches), unrolled: the same operations on the same
+    values in the same order (``weight`` is 1.0, each sum has one term after its 0.0); returns seat 0's score."""
+    weight = 1.0 / (2 - 1)
+    r0, r1 = st0[0], st1[0]
+    k0 = (K_PROVISIONAL if st0[1] < PROVISIONAL_GAMES else K) * weight
+    k1 = (K_PROVISIONAL if st1[1] < PROVISIONAL_GAMES else K) * weight
+    e0 = 1.0 / (1.0 + _pow(10.0, (r1 - r0) / 400.0))  # expected(r0, r1)
+    e1 = 1.0 / (1.0 + _pow(10.0, (r0 - r1) / 400.0))
+    s0 = 1.0 if p0 < p1 else 0.5 if p0 == p1 else 0.0  # pair_score(p0, p1)
+    s1 = 1.0 if p1 < p0 else 0.5 if p1 == p0 else 0.0
+    st0[0] = r0 + (0.0 + k0 * (s0 - e0))
+    st1[0] = r1 + (0.0 + k1 * (s1 - e1))
+    st0[6] = st0[6] + (0.0 + weight * e0 * (1.0 - e0))
+    st1[6] = st1[6] + (0.0 + weight * e1 * (1.0 - e1))
+    st0[1] += 1
+    st1[1] += 1
+    if p0 == p1:  # shared first place
+        st0[3] += 1
+        st1[3] += 1
+    elif p0 < p1:
+        st0[2] += 1
+        st1[4] += 1
+    else:
+        st0[4] += 1
+        st1[2] += 1
+    st0[5] = max(st0[5], finished_at)
+    st1[5] = max(st1[5], finished_at)
+    return s0
+
+
+def _settle(
+    st: list[Any], delta: float, info: float, best: tuple[int, int], place: list[tuple[int, int]],
+    top: tuple[int, int], finished_at: float,
+) -> None:  # fmt: skip
+    """A row after its match: rating and information moved, one more game, W/D/L from its best place."""
+    st[0] = st[0] + delta
+    st[1] += 1
+    if best != top:
+        st[4] += 1
+    elif place.count(best) > 1:
+        st[3] += 1
+    else:
+        st[2] += 1
+    st[5] = max(st[5], finished_at)
+    st[6] = st[6] + info
+
+
+class Points:
+    """One row's rating history in a Table, compact (no object per point): the rating after each match and
+    the match's index in its game's ``Matches``."""
+
+    __slots__ = ("match", "rating")
+
+    def __init__(self) -> None:
+        self.rating = array("d")
+        self.match = array("q")
+
+
+class Matches:
+    """The matches a Table applied to one game, in order: when each finished and its id."""
+
+    __slots__ = ("finished_at", "match_id")
+
+    def __init__(self) -> None:
+        self.finished_at: list[float] = []
+        self.match_id: list[str] = []
+
+
+class _Game:
+    """One game's part of a Table (the same dicts as the Table's public ones), found with one lookup."""
+
+    __slots__ = ("h2h", "latest", "matches", "points", "state")
+
+    def __init__(self, table: Table, game_id: str) -> None:
+        self.state: dict[BotKey, list[Any]] = table._state.setdefault(game_id, {})
+        self.latest: dict[str, str] = table.latest.setdefault(game_id, {})
+        self.h2h: dict[tuple[BotKey, BotKey], list[int]] = table.h2h.setdefault(game_id, {})
+        self.points: dict[BotKey, Points] = {}
+        self.matches = Matches()
+
+    def add_points(self, finished_at: float, match_id: str, states: Iterable[list[Any]]) -> None:
+        """A rating history point for each row in ``states`` (their ratings after the match)."""
+        m = len(self.matches.match_id)
+        self.matches.finished_at.append(finished_at)
+        self.matches.match_id.append(match_id)
+        for st in states:
+            points = st[_HISTORY]
+            if points is None:
+                points = st[_HISTORY] = self.points[st[_KEY]] = Points()
+            points.rating.append(st[0])
+            points.match.append(m)
 
 
 class Table:
     """A whole ladder in memory: rows per game, the latest version per bot name, pair counts, history.
 
-    ``Ladder.rebuild`` replays stored results through one of these; tests and simulations use it
-    directly. ``apply`` does exactly what the Redis ladder does for one result.
+    ``Ladder.rebuild`` replays stored results through one of these, and ``Ladder.sync`` applies each batch of
+    the results stream through one seeded with the rows the batch touches (``load``); tests and simulations
+    use it directly. ``apply`` does exactly what the Redis ladder does for one result.
     """
 
     def __init__(self) -> None:
-        self.rows: dict[str, dict[BotKey, Row]] = {}
+        self._state: dict[str, dict[BotKey, list[Any]]] = {}  # working state of each row (see ``_play``)
+        self._games: dict[str, _Game] = {}
+        self._rows: dict[str, dict[BotKey, Row]] | None = None  # ``rows``, made when asked for
         self.latest: dict[str, dict[str, str]] = {}
         self.h2h: dict[str, dict[tuple[BotKey, BotKey], list[int]]] = {}
-        self.history: dict[str, dict[BotKey, list[tuple[float, float, str]]]] = {}
         self.applied: set[str] = set()
+
+    def _game(self, game_id: str) -> _Game:
+        g = self._games.get(game_id)
+        if g is None:
+            g = self._games[game_id] = _Game(self, game_id)
+        return g
+
+    @property
+    def history(self) -> dict[str, dict[BotKey, list[tuple[float, float, str]]]]:
+        """Per game and row, ``(finished_at, rating after, match_id)`` of each match applied here, in order
+        (made when asked for; ``points`` and ``matches`` are the compact form)."""
+        out: dict[str, dict[BotKey, list[tuple[float, float, str]]]] = {}
+        for game_id, g in self._games.items():
+            t, ids = g.matches.finished_at, g.matches.match_id
+            out[game_id] = {k: [(t[m], r, ids[m]) for r, m in zip(p.rating, p.match, strict=True)]
+                            for k, p in g.points.items()}  # fmt: skip
+        return out
+
+    def points(self, game_id: str) -> tuple[dict[BotKey, Points], Matches]:
+        """The rating history of each row the Table moved in a game (first moved first), and the matches."""
+        g = self._games.get(game_id)
+        return ({}, Matches()) if g is None else (g.points, g.matches)
+
+    @property
+    def rows(self) -> dict[str, dict[BotKey, Row]]:
+        """Every row, per game (a snapshot: changing it changes nothing)."""
+        if self._rows is None:
+            self._rows = {g: {k: _row(k[0], k[1], st) for k, st in rows.items()} for g, rows in self._state.items()}
+        return self._rows
+
+    def load(
+        self,
+        game_id: str,
+        rows: Iterable[Row] = (),
+        latest: Mapping[str, str] | None = None,
+        h2h: Mapping[tuple[BotKey, BotKey], Sequence[int]] | None = None,
+        applied: Iterable[str] = (),
+    ) -> None:
+        """Start from stored values (the Redis ladder loads the part of a game's ladder a batch touches)."""
+        self._rows = None
+        g = self._game(game_id)
+        for row in rows:
+            g.state[row.key] = [*_state(row), row.key, None]
+        g.latest.update(latest or {})
+        g.h2h.update({pair: list(c) for pair, c in (h2h or {}).items()})
+        self.applied.update(applied)
 
     def row(self, game_id: str, key: BotKey) -> Row:
         """The row of ``key``, or the one it would start with."""
-        rows = self.rows.get(game_id, {})
+        rows = self._state.get(game_id, {})
         if key in rows:
-            return rows[key]
+            return _row(key[0], key[1], rows[key])
         prev = self.latest.get(game_id, {}).get(key[0])
-        return new_row(key[0], key[1], rows.get((key[0], prev)) if prev is not None else None)
+        pred = rows.get((key[0], prev)) if prev is not None else None
+        return new_row(key[0], key[1], _row(key[0], str(prev), pred) if pred is not None else None)
 
     def apply(self, result: Mapping[str, Any]) -> Update | None:
         """Apply a result once; None if it does not count or was applied before."""
-        match_id = str(result["match_id"])
-        if not counts(result) or match_id in self.applied:
+        pairs: list[tuple[BotKey, BotKey, float]] = []
+        keys = self._apply(result, pairs)
+        if keys is None:
             return None
-        game_id = str(result["game_id"])
-        before = {seat_key(s): self.row(game_id, seat_key(s)) for s in result["seats"]}
-        update = rate(result, before)
-        self.applied.add(match_id)
-        rows = self.rows.setdefault(game_id, {})
-        latest = self.latest.setdefault(game_id, {})
-        for key, row in update.rows.items():
-            if key not in rows:
-                latest[key[0]] = key[1]
-            rows[key] = row
-            self.history.setdefault(game_id, {}).setdefault(key, []).append(
-                (update.finished_at, row.rating, update.match_id)
-            )
-        h2h = self.h2h.setdefault(game_id, {})
-        for pair in update.pairs:
-            a, b, s = (pair.a, pair.b, pair.score) if pair.a < pair.b else (pair.b, pair.a, 1.0 - pair.score)
-            counts_ = h2h.setdefault((a, b), [0, 0, 0])
-            counts_[0 if s == 1.0 else 1 if s == 0.5 else 2] += 1
-        return update
+        state = self._state[str(result["game_id"])]
+        rows = {k: _row(k[0], k[1], state[k]) for k in keys}
+        finished_at = float(result.get("finished_at", 0.0))
+        return Update(str(result["match_id"]), finished_at, rows, [Pair(a, b, s) for a, b, s in pairs])
 
     def apply_all(self, results: Iterable[Mapping[str, Any]]) -> int:
-        return sum(1 for r in results if self.apply(r) is not None)
+        """Apply results in order; how many counted (not applied before, rated, not aborted)."""
+        apply = self._apply
+        n = 0
+        for r in results:
+            if apply(r) is not None:
+                n += 1
+        return n
+
+    def _apply(
+        self, result: Mapping[str, Any], pairs: list[tuple[BotKey, BotKey, float]] | None = None
+    ) -> list[BotKey] | None:
+        """``apply`` without building an Update: the bot versions it moved (seat order), None if it did not count."""
+        match_id = str(result["match_id"])
+        seats = result.get("seats", ())
+        # counts(result), inline: rated, not aborted, two seats or more
+        if not result.get("rated") or result.get("end_reason") == _ABORTED or len(seats) < 2:
+            return None
+        if match_id in self.applied:
+            return None
+        game_id = str(result["game_id"])
+        g = self._games.get(game_id) or self._game(game_id)
+        state = g.state
+        if len(seats) == 2:  # the usual case, unrolled (two different bot versions; else the general way)
+            a, b = seats
+            ka = (str(a["bot_name"]), str(a["bot_version"]))
+            kb = (str(b["bot_name"]), str(b["bot_version"]))
+            if ka != kb:
+                sa = state.get(ka)
+                sb = state.get(kb)
+                if sa is None or sb is None:
+                    new = [k for k, st in ((ka, sa), (kb, sb)) if st is None]
+                    for key in new:
+                        state[key] = self._new_state(g, key)
+                    sa, sb = state[ka], state[kb]
+                else:
+                    new = []
+                finished_at = float(result.get("finished_at", 0.0))
+                s = _play2(
+                    sa, sb,
+                    (1 if a.get("status") == _FORFEITED else 0, int(a["rank"])),  # as places()
+                    (1 if b.get("status") == _FORFEITED else 0, int(b["rank"])),
+                    finished_at,
+                )  # fmt: skip
+                self._rows = None
+                self.applied.add(match_id)
+                for key in new:  # a new version becomes its name's latest (in seat order)
+                    g.latest[key[0]] = key[1]
+                ka, kb = sa[_KEY], sb[_KEY]  # the table's own key objects: cheap to hash and compare
+                g.add_points(finished_at, match_id, (sa, sb))
+                if pairs is not None:
+                    pairs.append((ka, kb, s))
+                if kb < ka:
+                    ka, kb, s = kb, ka, 1.0 - s
+                c = g.h2h.get((ka, kb))
+                if c is None:
+                    c = g.h2h[(ka, kb)] = [0, 0, 0]
+                c[0 if s == 1.0 else 1 if s == 0.5 else 2] += 1
+                return [sa[_KEY], sb[_KEY]]
+        states = []
+        new = []
+        place = []
+        for seat in seats:
+            key = (str(seat["bot_name"]), str(seat["bot_version"]))
+            st = state.get(key)
+            if st is None:
+                st = state[key] = self._new_state(g, key)
+                new.append(key)
+            states.append(st)
+            place.append((1 if seat.get("status") == _FORFEITED else 0, int(seat["rank"])))  # as places()
+        bots: list[BotKey] = [st[_KEY] for st in states]
+        finished_at = float(result.get("finished_at", 0.0))
+        own: list[tuple[BotKey, BotKey, float]] = [] if pairs is None else pairs
+        _play(bots, place, states, finished_at, own)
+        self._rows = None
+        self.applied.add(match_id)
+        for key in new:  # a new version becomes its name's latest (in seat order)
+            g.latest[key[0]] = key[1]
+        if len(bots) != len(set(bots)):
+            states = list({id(st): st for st in states}.values())
+        g.add_points(finished_at, match_id, states)
+        for ka, kb, s in own:
+            if kb < ka:
+                ka, kb, s = kb, ka, 1.0 - s
+            c = g.h2h.get((ka, kb))
+            if c is None:
+                c = g.h2h[(ka, kb)] = [0, 0, 0]
+            c[0 if s == 1.0 else 1 if s == 0.5 else 2] += 1
+        return [st[_KEY] for st in states]
+
+    @staticmethod
+    def _new_state(g: _Game, key: BotKey) -> list[Any]:
+        """A version never rated on this ladder: provisional, from the rating of its name's latest version."""
+        prev = g.latest.get(key[0])
+        pred = g.state.get((key[0], prev)) if prev is not None else None
+        return [pred[0] if pred is not None else INITIAL_RATING, 0, 0, 0, 0, 0.0, 0.0, key, None]
 
     def leaderboard(self, game_id: str) -> list[Row]:
         """Rows best first; ties by name and version so the order is deterministic."""

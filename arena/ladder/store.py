@@ -3,35 +3,48 @@ a leaderboard, updated from the arena's results exactly once.
 
 Where the numbers come from: every finished match has one entry in the stream ``keys.results()`` and
 its result (JSON) in ``keys.match(match_id)``. The ladder applies them **in stream order**, both
-incrementally and in ``rebuild``, so a rebuild gives exactly the numbers the increments gave (the
-arithmetic is the same Python code, ``arena.ladder.elo``, on the same floats: rows are stored as JSON, which
+incrementally and in ``rebuild``, so a rebuild gives exactly the numbers the increments gave: both run
+the same Python code, ``arena.ladder.elo.Table``, on the same floats (rows are stored as JSON, which
 round-trips a float exactly).
 
-Exactly once, atomically (the choice): each application is one optimistic transaction on its game,
-``WATCH`` of the game's state key, reads, ``MULTI``/``EXEC`` of every write plus a bump of that state
-key and the match id added to the game's applied set. Two processes applying the same match: one
-``EXEC`` wins, the other fails, retries and finds the match applied. The rating arithmetic stays in
-Python (one implementation shared with ``rebuild`` and the simulations) instead of a Lua copy of it;
-contention is per game and a retry costs a few round trips.
+Exactly once, atomically, a batch at a time (the choice): ``apply_batch`` applies a run of results (in
+stream order) as one optimistic transaction. ``WATCH`` of each touched game's state key and rebuild lock;
+then, on another connection, one read per game (``_SNAPSHOT``: which of the batch's match ids are in the
+game's applied set, the rows, latest versions and head-to-head counts the batch touches, as one JSON
+reply; one more round trip for the predecessors of new versions); then ``elo.Table`` seeded with those
+applies the batch in memory, skipping what was applied; then one ``MULTI``/``EXEC`` writes every change,
+adds the match ids to the applied set and bumps the state key. Any other change to the game's ladder
+between the ``WATCH`` and the ``EXEC`` (another applier's ``EXEC``, a rebuild taking its lock) makes the
+``EXEC`` fail: the batch is read again and what the other applied is skipped. So a match counts once
+whoever applies it, and a batch costs a handful of round trips however long it is. ``apply`` is a batch of
+one. The rating arithmetic stays in Python (one implementation shared with ``rebuild`` and the
+simulations) instead of a Lua copy of it; Lua only moves values (reads, and long lists written as one
+argument with a value a line, ``_BULK_WRITE``).
 
-Order: ``sync`` applies the stream's entries after the ladder's cursor (``keys.ladder_cursor()``) one
-by one in stream order, then moves the cursor forward (never back). Several ladder processes may sync
-at once: each goes through the same entries in the same order and an entry is applied (by whoever
-wins) before anyone applies a later one, so the order is the stream's whatever the interleaving.
+Order: ``sync`` applies the stream's entries after the ladder's cursor (``keys.ladder_cursor()``) a batch
+at a time in stream order, then moves the cursor forward (never back). Several ladder processes may sync
+at once: each goes through the same entries in the same order, a transaction applies only entries after
+everything applied so far (the cursor never passes an entry before it is applied), so the order is the
+stream's whatever the interleaving. A crash between a batch's ``EXEC`` and the cursor's move loses nothing:
+the next sync reads those entries again and finds them applied.
 ``consume`` reads the stream through the consumer group ``ladder``: an entry it is handed means
 "sync up to here", it is acknowledged after that, and a restart re-reads its pending entries first
 (sync is idempotent), so a crash loses nothing and applies nothing twice.
 
 ``rebuild`` holds a per-game lock (appliers wait while it is set), replays every result of the game
-from the stream through ``elo.Table`` and writes the game's ladder anew.
+from the stream through ``elo.Table`` and writes the game's ladder anew. Reading and writing are bulk:
+the results come 5,000 stream entries at a time from one Lua script (``_READ``, the stored JSON texts
+joined), the next chunk asked for before this one is decoded so that Redis reads while Python rates; the
+writes go in batches of about 50,000 values, each sent when Redis has answered the one before.
 """
 
 from __future__ import annotations
 
+import gc
 import json
 import time
 import uuid
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,7 +55,9 @@ from arena.ladder import elo
 from arena.ladder.elo import BotKey, Row
 
 REBUILD_LOCK_MS = 10 * 60 * 1000
-_CHUNK = 5_000
+_CHUNK = 5_000  # stream entries per read in rebuild
+_BATCH = 1_000  # stream entries per transaction in sync
+_BULK = 50_000  # values per bulk write in rebuild
 
 _ADVANCE = """
 local cur = redis.call('GET', KEYS[1])
@@ -60,6 +75,117 @@ _RELEASE = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0
 """
+
+_READ = """
+-- KEYS[1]: the results stream; ARGV: XRANGE start, end, count; the match hash key prefix (keys.match('')).
+-- Returns {last entry id, the entries' stored results in stream order as JSON texts (null for an entry
+-- whose match has none) joined by commas 100 at a time}, or {} when there are no entries. It names the
+-- match hashes itself (one Redis server, as the arena is deployed; not for Redis Cluster): the client
+-- then neither sends every key nor parses a reply per entry.
+local entries = redis.call('XRANGE', KEYS[1], ARGV[1], ARGV[2], 'COUNT', ARGV[3])
+local n = #entries
+if n == 0 then return {} end
+local prefix = ARGV[4]
+local out, part, m = {entries[n][1]}, {}, 0
+for i = 1, n do
+  local f, v = entries[i][2], false
+  for j = 1, #f, 2 do
+    if f[j] == 'match_id' then
+      v = redis.call('HGET', prefix .. f[j + 1], 'result')
+      break
+    end
+  end
+  if not v or v == '' then v = 'null' end
+  m = m + 1
+  part[m] = v
+  if m == 100 then
+    out[#out + 1] = table.concat(part, ',')
+    m = 0
+  end
+end
+if m > 0 then out[#out + 1] = table.concat(part, ',', 1, m) end
+return out
+"""
+
+_SNAPSHOT = """
+-- KEYS: one game's rebuild lock, applied set, rows, latest versions and head-to-head hashes. ARGV[1]: JSON
+-- [match ids, row members, bot names, head-to-head fields]. Returns JSON [locked, applied flags (1/0),
+-- rows, latest versions, head-to-head counts] (false where absent): one reply to parse, not one per value.
+local q = cjson.decode(ARGV[1])
+local function each(cmd, key, xs)
+  local out = {}
+  for i = 1, #xs, 1000 do
+    local part = redis.call(cmd, key, unpack(xs, i, math.min(i + 999, #xs)))
+    for j = 1, #part do out[#out + 1] = part[j] end
+  end
+  return out
+end
+return cjson.encode({
+  redis.call('EXISTS', KEYS[1]),
+  each('SMISMEMBER', KEYS[2], q[1]),
+  each('HMGET', KEYS[3], q[2]),
+  each('HMGET', KEYS[4], q[3]),
+  each('HMGET', KEYS[5], q[4]),
+})
+"""
+
+_TOP = """
+-- KEYS: a game's board (sorted set) and rows (hash); ARGV: first and last place (ZREVRANGE indexes).
+-- The rows at those places, best first, as one JSON array (null for a member without a row): one round
+-- trip and one reply to decode.
+local members = redis.call('ZREVRANGE', KEYS[1], ARGV[1], ARGV[2])
+local out = {}
+for i = 1, #members, 1000 do
+  local rows = redis.call('HMGET', KEYS[2], unpack(members, i, math.min(i + 999, #members)))
+  for j = 1, #rows do out[#out + 1] = rows[j] or 'null' end
+end
+return '[' .. table.concat(out, ',') .. ']'
+"""
+
+_BULK_WRITE = """
+-- KEYS[1]: a key; ARGV[1]: RPUSH, SADD or HSET; ARGV[2]: values, one a line; ARGV[3] (HSET): the
+-- values paired with them, one a line. Runs the command 1,000 values at a time; returns how many lines.
+local function split(s)
+  local out, n, pos = {}, 0, 1
+  while true do
+    local e = string.find(s, '\\n', pos, true)
+    n = n + 1
+    if e then
+      out[n] = string.sub(s, pos, e - 1)
+      pos = e + 1
+    else
+      out[n] = string.sub(s, pos)
+      return out, n
+    end
+  end
+end
+local xs, n = split(ARGV[2])
+local ys = nil
+if ARGV[3] then
+  local m
+  ys, m = split(ARGV[3])
+  if m ~= n then return redis.error_reply('bulk write: ' .. n .. ' fields, ' .. m .. ' values') end
+end
+local buf, m = {}, 0
+for i = 1, n do
+  m = m + 1
+  buf[m] = xs[i]
+  if ys then
+    m = m + 1
+    buf[m] = ys[i]
+  end
+  if m >= 1000 then
+    redis.call(ARGV[1], KEYS[1], unpack(buf, 1, m))
+    m = 0
+  end
+end
+if m > 0 then redis.call(ARGV[1], KEYS[1], unpack(buf, 1, m)) end
+return n
+"""
+
+_PLAIN = json.JSONEncoder()  # what json.dumps(x) does
+_repr = float.__repr__  # how json.dumps writes a finite float
+_json_str: Callable[[str], str] = json.encoder.encode_basestring_ascii  # how json.dumps writes a str
 
 
 class RebuildRunningError(RuntimeError):
@@ -80,8 +206,73 @@ def _h2h_field(a: BotKey, b: BotKey) -> str:
     return json.dumps([a[0], a[1], b[0], b[1]], separators=(",", ":"))
 
 
+def _pair_field(a: str, b: str) -> str:
+    """``_h2h_field`` from the two versions' ``member``s (``["a","1"]`` and ``["b","2"]``: ``["a","1","b","2"]``)."""
+    return a[:-1] + "," + b[1:]
+
+
 def _point(finished_at: float, rating: float, match_id: str) -> str:
     return json.dumps([finished_at, rating, match_id], separators=(",", ":"))
+
+
+def _lines(values: Sequence[str]) -> str | None:
+    """``values`` one a line, or None if one of them holds a line break itself."""
+    text = "\n".join(values)
+    return text if text.count("\n") == len(values) - 1 else None
+
+
+def _point_lines(points: Sequence[tuple[float, float, str]]) -> str:
+    """``_point`` of each history point, one a line (a point's JSON never holds a line break)."""
+    text = "\n".join([f"[{_repr(t)},{_repr(r)},{_json_str(m)}]" for t, r, m in points])
+    if "inf" in text or "nan" in text:  # json.dumps writes Infinity and NaN (or an "inf" in a match id)
+        text = "\n".join(_point(*p) for p in points)
+    return text
+
+
+class _PointText:
+    """``_point`` text of a game's history points, one a line, from a Table's compact history: the parts of
+    a point that are its match's (when it finished, its id) are encoded once per match."""
+
+    def __init__(self, matches: elo.Matches) -> None:
+        self.matches = matches
+        self.heads: list[str] = []  # '[finished_at,' per match
+        self.tails: list[str] = []  # ',"match_id"]' per match
+
+    def lines(self, points: elo.Points, start: int = 0, stop: int | None = None) -> str:
+        m = self.matches
+        if len(self.heads) < len(m.match_id):
+            done = len(self.heads)
+            self.heads += [f"[{_repr(t)}," for t in m.finished_at[done:]]
+            self.tails += [f",{_json_str(i)}]" for i in m.match_id[done:]]
+        heads, tails = self.heads, self.tails
+        ratings, matches = points.rating[start:stop], points.match[start:stop]
+        text = "\n".join([f"{heads[i]}{_repr(r)}{tails[i]}" for r, i in zip(ratings, matches, strict=True)])
+        if "inf" in text or "nan" in text:  # json.dumps writes Infinity and NaN (or an "inf" in a match id)
+            text = "\n".join(_point(m.finished_at[i], r, m.match_id[i]) for r, i in zip(ratings, matches, strict=True))
+        return text
+
+
+def _count_lines(counts: Iterable[Sequence[int]]) -> str:
+    """``json.dumps`` of each head-to-head count ``[a_wins, draws, b_wins]``, one a line."""
+    return _PLAIN.encode(list(counts))[1:-1].replace("], [", "]\n[")
+
+
+def _json_list(texts: Iterable[str]) -> list[Any]:
+    """Several JSON texts decoded in one call."""
+    return list(json.loads("[" + ",".join(texts) + "]"))
+
+
+def _row_json(row: Row) -> str:
+    return json.dumps(row.to_dict())
+
+
+def _decode(parts: Sequence[bytes | str]) -> list[Any]:
+    """The results ``_READ`` sent (JSON texts joined by commas, in parts) as one list."""
+    if not parts:
+        return []
+    if isinstance(parts[0], str):
+        return list(json.loads("[" + ",".join(parts) + "]"))  # type: ignore[arg-type]
+    return list(json.loads(b"[" + b",".join(parts) + b"]"))  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True)
@@ -108,11 +299,82 @@ class HeadToHead:
     b_wins: int
 
 
+@dataclass
+class _Loaded:
+    """What a batch read of one game's ladder, in a Table seeded with it, and the values as read."""
+
+    table: elo.Table
+    applied: set[str]
+    latest: dict[str, str]
+    h2h: dict[tuple[BotKey, BotKey], list[int]]
+
+
+class _Pipe:
+    """Commands sent now and their replies read later, on one connection of the client's pool: Redis works
+    on one batch while this process prepares the next (and no thread competes for the GIL). ``send`` a
+    batch, ``replies`` reads every reply not read yet (an error reply raises); leaving with replies unread
+    drops the connection rather than give it back to the pool."""
+
+    def __init__(self, client: redis.Redis) -> None:
+        self.pool = client.connection_pool
+        try:
+            self.conn: Any = self.pool.get_connection()
+        except TypeError:  # redis-py before 5.3 wants a command name
+            self.conn = self.pool.get_connection("_")
+        self.pending = 0
+
+    def send(self, commands: Sequence[Sequence[Any]]) -> None:
+        if commands:
+            self.conn.send_packed_command(self.conn.pack_commands(commands))
+            self.pending += len(commands)
+
+    def replies(self) -> list[Any]:
+        out = []
+        while self.pending:
+            self.pending -= 1
+            out.append(self.conn.read_response())
+        return out
+
+    def __enter__(self) -> _Pipe:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.pending or exc[0] is not None:
+            self.conn.disconnect()
+        self.pool.release(self.conn)
+
+
+class _Writer:
+    """Bulk writes for ``rebuild``: commands gathered into batches of about ``values`` values; a batch is sent
+    once Redis has answered the one before, so Redis writes one while the caller encodes the next."""
+
+    def __init__(self, pipe: _Pipe, values: int | None = None) -> None:
+        self.pipe = pipe
+        self.values = values or _BULK
+        self.commands: list[tuple[Any, ...]] = []
+        self.queued = 0
+
+    def add(self, values: int, *command: Any) -> None:
+        self.commands.append(command)
+        self.queued += values
+        if self.queued >= self.values:
+            self.flush()
+
+    def flush(self) -> None:
+        self.pipe.replies()
+        self.pipe.send(self.commands)
+        self.commands, self.queued = [], 0
+
+
 class Ladder:
     def __init__(self, client: redis.Redis) -> None:
         self.r = client
         self._advance = client.register_script(_ADVANCE)
         self._release = client.register_script(_RELEASE)
+        self._read_script = client.register_script(_READ)
+        self._bulk = client.register_script(_BULK_WRITE)
+        self._snapshot = client.register_script(_SNAPSHOT)
+        self._top = client.register_script(_TOP)
 
     # ------------------------------------------------------------------------------ applying
 
@@ -122,92 +384,155 @@ class Ladder:
         True when this call applied it; False when it does not count (aborted, unrated) or was applied
         before. Call it in stream order (``sync`` and ``consume`` do) so that ``rebuild`` agrees.
         """
-        if not elo.counts(result):
-            return False
-        game_id = str(result["game_id"])
-        match_id = str(result["match_id"])
-        bots = list(dict.fromkeys(elo.seat_key(s) for s in result["seats"]))
-        state, lock, applied = (
-            keys.ladder_state(game_id),
-            keys.ladder_rebuild_lock(game_id),
-            keys.ladder_applied(game_id),
-        )
+        return self.apply_batch([result]) == 1
+
+    def apply_batch(self, results: Iterable[Mapping[str, Any] | None]) -> int:
+        """Apply stored results, in the order given (stream order), in one transaction; each exactly once
+        per match id. Returns how many this call applied (not counting ones, ones applied before and
+        None are skipped). The transaction waits while a rebuild of one of the games runs."""
+        by_game: dict[str, list[Mapping[str, Any]]] = {}
+        for res in results:
+            if res is not None and elo.counts(res):
+                by_game.setdefault(str(res["game_id"]), []).append(res)
+        if not by_game:
+            return 0
+        watched = [k for g in sorted(by_game) for k in (keys.ladder_state(g), keys.ladder_rebuild_lock(g))]
         with self.r.pipeline() as pipe:
             p: Any = pipe
             while True:
                 try:
-                    p.watch(state, lock)
-                    if p.exists(lock):
+                    p.watch(*watched)
+                    loaded = self._load(by_game)  # another connection, after the WATCH: a change since fails EXEC
+                    if loaded is None:  # a rebuild holds a lock
                         p.unwatch()
                         time.sleep(0.05)
                         continue
-                    if p.sismember(applied, match_id):
-                        return False
-                    before, new = self._rows_before(p, game_id, bots)
-                    update = elo.rate(result, before)
-                    fields = [_h2h_field(*sorted((pair.a, pair.b))) for pair in update.pairs]
-                    old_h2h = p.hmget(keys.ladder_h2h(game_id), fields) if fields else []
-                    h2h: dict[str, list[int]] = {}
-                    for f, raw, pair in zip(fields, old_h2h, update.pairs, strict=True):
-                        c = h2h.get(f) or (json.loads(raw) if raw else [0, 0, 0])
-                        s = pair.score if pair.a < pair.b else 1.0 - pair.score
-                        c[0 if s == 1.0 else 1 if s == 0.5 else 2] += 1
-                        h2h[f] = c
+                    applied = {g: loaded[g].table.apply_all(by_game[g]) for g in by_game}
+                    if not any(applied.values()):
+                        p.unwatch()
+                        return 0
                     p.multi()
-                    self._write_update(p, game_id, update, new)
-                    if h2h:
-                        p.hset(keys.ladder_h2h(game_id), mapping={f: json.dumps(c) for f, c in h2h.items()})
-                    p.sadd(applied, match_id)
-                    p.sadd(keys.ladder_games(), game_id)
-                    p.hincrby(state, "seq", 1)
+                    for g, n in applied.items():
+                        if n:
+                            self._write_batch(p, g, loaded[g], n)
                     p.execute()
-                    return True
+                    return sum(applied.values())
                 except redis.WatchError:
                     continue
 
-    def _rows_before(self, p: Any, game_id: str, bots: list[BotKey]) -> tuple[dict[BotKey, Row], set[BotKey]]:
-        """The current rows of ``bots``; new versions start from their predecessor's rating."""
-        raw = p.hmget(keys.ladder_rows(game_id), [member(b) for b in bots])
-        before = {b: Row.from_dict(json.loads(v)) for b, v in zip(bots, raw, strict=True) if v}
-        new = {b for b in bots if b not in before}
-        if new:
-            names = sorted({b[0] for b in new})
-            latest = dict(zip(names, p.hmget(keys.ladder_latest(game_id), names), strict=True))
-            for b in new:
-                prev = latest[b[0]]
-                pred = p.hget(keys.ladder_rows(game_id), member((b[0], keys.text(prev)))) if prev else None
-                before[b] = elo.new_row(b[0], b[1], Row.from_dict(json.loads(pred)) if pred else None)
-        return before, new
+    def _load(self, by_game: Mapping[str, Sequence[Mapping[str, Any]]]) -> dict[str, _Loaded] | None:
+        """The part of each game's ladder the batch touches, one ``_SNAPSHOT`` a game (and one more round trip
+        when new versions need their predecessors' rows); None while a rebuild holds one of the games' locks."""
+        out: dict[str, _Loaded] = {}
+        preds: list[tuple[str, BotKey]] = []
+        for g, results in by_game.items():
+            bots: dict[BotKey, None] = {}
+            pairs: dict[tuple[BotKey, BotKey], None] = {}
+            mids = []
+            for res in results:
+                mids.append(str(res["match_id"]))
+                seat_bots = [elo.seat_key(s) for s in res["seats"]]
+                for i, a in enumerate(seat_bots):
+                    bots[a] = None
+                    for b in seat_bots[i + 1 :]:
+                        if a != b:
+                            pairs[(a, b) if a < b else (b, a)] = None
+            names = list(dict.fromkeys(b[0] for b in bots))
+            members = {b: member(b) for b in bots}
+            fields = [_pair_field(members[a], members[b]) for a, b in pairs]
+            snapshot_keys = [keys.ladder_rebuild_lock(g), keys.ladder_applied(g), keys.ladder_rows(g),
+                             keys.ladder_latest(g), keys.ladder_h2h(g)]  # fmt: skip
+            reply: Any = self._snapshot(
+                keys=snapshot_keys, args=[json.dumps([mids, list(members.values()), names, fields], ensure_ascii=False)]
+            )
+            locked, *lists = json.loads(reply)
+            if locked:
+                return None
+            flags, rows, latest, h2h = (x if isinstance(x, list) else [] for x in lists)  # Lua's empty table: {}
+            present = [(b, v) for b, v in zip(bots, rows, strict=True) if v]
+            found = {b: Row.from_dict(d) for (b, _), d in zip(present, _json_list(v for _, v in present), strict=True)}
+            latest_now = {name: str(v) for name, v in zip(names, latest, strict=True) if v is not False}
+            known = [(pair, v) for pair, v in zip(pairs, h2h, strict=True) if v]
+            counts = dict(zip([pair for pair, _ in known], _json_list(v for _, v in known), strict=True))
+            for b in bots:  # a new version starts from its name's latest version's row
+                if b not in found and b[0] in latest_now and (b[0], latest_now[b[0]]) not in found:
+                    preds.append((g, (b[0], latest_now[b[0]])))
+            table = elo.Table()
+            applied = {mid for mid, flag in zip(mids, flags, strict=True) if flag}
+            table.load(g, found.values(), latest_now, counts, applied)
+            out[g] = _Loaded(table, applied, latest_now, counts)
+        if preds:
+            preds = list(dict.fromkeys(preds))
+            with self.r.pipeline(transaction=False) as pipe:
+                q: Any = pipe
+                for g, key in preds:
+                    q.hget(keys.ladder_rows(g), member(key))
+                for (g, _), raw in zip(preds, q.execute(), strict=True):
+                    if raw:
+                        out[g].table.load(g, [Row.from_dict(json.loads(raw))])
+        return out
 
-    @staticmethod
-    def _write_update(p: Any, game_id: str, update: elo.Update, new: set[BotKey]) -> None:
-        p.hset(keys.ladder_rows(game_id), mapping={member(k): json.dumps(r.to_dict()) for k, r in update.rows.items()})
-        p.zadd(keys.ladder_board(game_id), {member(k): r.rating for k, r in update.rows.items()})
-        for k, r in update.rows.items():
-            p.rpush(keys.ladder_history(game_id, member(k)), _point(update.finished_at, r.rating, update.match_id))
-        for k in update.rows:  # a new version becomes its name's latest (in seat order, as elo.Table does)
-            if k in new:
-                p.hset(keys.ladder_latest(game_id), k[0], k[1])
+    def _write_batch(self, p: Any, game_id: str, loaded: _Loaded, applied: int) -> None:
+        """Queue (in the transaction) every change the batch made to one game's ladder."""
+        table = loaded.table
+        history, matches = table.points(game_id)
+        encode = _PointText(matches)
+        members = {k: member(k) for k in table.rows.get(game_id, {})}
+        moved = {k: table.row(game_id, k) for k in history}
+        p.hset(keys.ladder_rows(game_id), mapping={members[k]: _row_json(r) for k, r in moved.items()})
+        p.zadd(keys.ladder_board(game_id), {members[k]: r.rating for k, r in moved.items()})
+        for k, points in history.items():
+            n = len(points.rating)
+            self._lines(p, keys.ladder_history(game_id, members[k]), "RPUSH", encode.lines(points), n)
+        latest = {n: v for n, v in table.latest.get(game_id, {}).items() if loaded.latest.get(n) != v}
+        if latest:  # new versions became their names' latest
+            p.hset(keys.ladder_latest(game_id), mapping=latest)
+        h2h = [(pair, c) for pair, c in table.h2h.get(game_id, {}).items() if loaded.h2h.get(pair) != c]
+        if h2h:
+            fields = "\n".join([_pair_field(members[a], members[b]) for (a, b), _ in h2h])  # JSON: no line breaks
+            self._lines(p, keys.ladder_h2h(game_id), "HSET", fields, len(h2h), _count_lines(c for _, c in h2h))
+        ids = list(table.applied - loaded.applied)
+        text = _lines(ids)
+        if text is None:  # a line break in a match id: as arguments
+            p.sadd(keys.ladder_applied(game_id), *ids)
+        else:
+            self._lines(p, keys.ladder_applied(game_id), "SADD", text, len(ids))
+        p.sadd(keys.ladder_games(), game_id)
+        p.hincrby(keys.ladder_state(game_id), "seq", applied)
 
-    def sync(self, until: str | None = None, batch: int = 500) -> int:
-        """Apply every stream entry after the cursor (up to ``until``, inclusive) in stream order."""
+    def _lines(self, p: Any, key: str, command: str, values: str, n: int, paired: str | None = None) -> None:
+        """Queue ``command key`` with ``values`` (one a line; HSET: each with its line of ``paired``): as
+        arguments when they are few, else through ``_BULK_WRITE`` (one argument to pack, not thousands)."""
+        if n > 8:
+            self._bulk(keys=[key], args=[command, values] + ([paired] if paired is not None else []), client=p)
+        elif paired is None:
+            p.execute_command(command, key, *values.split("\n"))
+        else:
+            p.execute_command(
+                command, key, *[x for pair in zip(values.split("\n"), paired.split("\n"), strict=True) for x in pair]
+            )
+
+    def sync(self, until: str | None = None, batch: int = _BATCH) -> int:
+        """Apply every stream entry after the cursor (up to ``until``, inclusive) in stream order, ``batch``
+        entries to a transaction; returns how many this call applied."""
         applied = 0
         while True:
             cursor = keys.text(self.r.get(keys.ladder_cursor()) or b"0-0")
-            entries: Any = self.r.xrange(keys.results(), min=f"({cursor}", max=until or "+", count=batch)
-            if not entries:
+            last, results = self._read(f"({cursor}", until or "+", batch)
+            if last is None:
                 return applied
-            for result in self._results(entries):
-                if result is not None:
-                    applied += self.apply(result)
-            self._advance(keys=[keys.ladder_cursor()], args=[keys.text(entries[-1][0])])
+            applied += self.apply_batch(results)
+            self._advance(keys=[keys.ladder_cursor()], args=[last])
 
-    def _results(self, entries: list[Any]) -> list[dict[str, Any] | None]:
-        with self.r.pipeline(transaction=False) as p:
-            for _, fields in entries:
-                p.hget(keys.match(keys.text(fields[b"match_id"])), "result")
-            raws = p.execute()
-        return [json.loads(raw) if raw else None for raw in raws]
+    def _read(self, start: str, end: str, count: int) -> tuple[str | None, list[Any]]:
+        """Up to ``count`` stream entries from ``start`` to ``end``: the last one's id (None: no entries) and
+        their stored results in stream order (None for an entry whose match has none)."""
+        last, parts = self._read_raw(start, end, count)
+        return last, _decode(parts)
+
+    def _read_raw(self, start: str, end: str, count: int) -> tuple[str | None, list[Any]]:
+        reply: Any = self._read_script(keys=[keys.results()], args=[start, end, count, keys.match("")])
+        return (keys.text(reply[0]), reply[1:]) if reply else (None, [])
 
     def consume(
         self, consumer: str, *, block_ms: int = 5_000, burst: bool = False, stop: Callable[[], bool] | None = None
@@ -231,7 +556,7 @@ class Ladder:
         start = "0"
         while stop is None or not stop():
             reply: Any = self.r.xreadgroup(
-                group, consumer, {stream: start}, count=500, block=None if start == "0" or burst else block_ms
+                group, consumer, {stream: start}, count=_BATCH, block=None if start == "0" or burst else block_ms
             )
             entries = reply[0][1] if reply else []
             if not entries:
@@ -249,15 +574,29 @@ class Ladder:
 
     def stored_results(self, game_id: str | None = None) -> Iterator[dict[str, Any]]:
         """Every stored result in stream order (of one game, if given)."""
-        last = "-"
-        while True:
-            entries: Any = self.r.xrange(keys.results(), min=last, max="+", count=_CHUNK)
-            if not entries:
-                return
-            for result in self._results(entries):
-                if result is not None and (game_id is None or result.get("game_id") == game_id):
-                    yield result
-            last = f"({keys.text(entries[-1][0])}"
+        for chunk in self._stored_chunks(game_id):
+            yield from chunk
+
+    def _stored_chunks(self, game_id: str | None) -> Iterator[list[dict[str, Any]]]:
+        """``stored_results`` 5,000 stream entries at a time. The next 5,000 are asked for before these are
+        decoded, so Redis reads them meanwhile."""
+        sha = self.r.script_load(_READ)
+
+        def read(start: str) -> tuple[Any, ...]:
+            return ("EVALSHA", sha, 1, keys.results(), start, "+", _CHUNK, keys.match(""))
+
+        with _Pipe(self.r) as pipe:
+            pipe.send([read("-")])
+            while True:
+                (reply,) = pipe.replies()
+                if not reply:
+                    return
+                pipe.send([read(f"({keys.text(reply[0])}")])
+                results = _decode(reply[1:])
+                if game_id is None:
+                    yield [r for r in results if isinstance(r, dict)]
+                else:
+                    yield [r for r in results if isinstance(r, dict) and r.get("game_id") == game_id]
 
     def rebuild(self, game_id: str) -> int:
         """Recompute the game's ladder from every stored result, in stream order; returns how many counted."""
@@ -265,52 +604,79 @@ class Ladder:
         lock = keys.ladder_rebuild_lock(game_id)
         if not self.r.set(lock, token, nx=True, px=REBUILD_LOCK_MS):
             raise RebuildRunningError(f"a rebuild of {game_id!r} is running")
+        collect = gc.isenabled()
+        gc.disable()  # millions of acyclic objects made and dropped: the cyclic collector would only walk them
         try:
             table = elo.Table()
-            counted = table.apply_all(self.stored_results(game_id))
+            counted = sum(table.apply_all(chunk) for chunk in self._stored_chunks(game_id))
             self._replace(game_id, table)
+            del table  # freed by reference counting, before the collector is back
             return counted
         finally:
+            if collect:
+                gc.enable()
             self._release(keys=[lock], args=[token])
 
     def _replace(self, game_id: str, table: elo.Table) -> None:
+        """Write the game's ladder anew from ``table``, in batches that Redis writes while the next is encoded;
+        lists, sets and the head-to-head hash through ``_BULK_WRITE`` (values one a line)."""
         old = [keys.text(m) for m in self.r.hkeys(keys.ladder_rows(game_id))]
         rows = table.rows.get(game_id, {})
-        history = table.history.get(game_id, {})
-        with self.r.pipeline(transaction=False) as pipe:
-            p: Any = pipe
+        history, matches = table.points(game_id)
+        encode = _PointText(matches)
+        members = {k: member(k) for k in rows}
+        bulk = self.r.script_load(_BULK_WRITE)
+        with _Pipe(self.r) as pipe:
+            w = _Writer(pipe)
             doomed = [keys.ladder_history(game_id, m) for m in old]
             doomed += [keys.ladder_rows(game_id), keys.ladder_board(game_id), keys.ladder_latest(game_id)]
             doomed += [keys.ladder_h2h(game_id), keys.ladder_applied(game_id)]
             for i in range(0, len(doomed), _CHUNK):
-                p.delete(*doomed[i : i + _CHUNK])
-            p.execute()
+                w.add(len(doomed[i : i + _CHUNK]), "DEL", *doomed[i : i + _CHUNK])
             items = list(rows.items())
             for i in range(0, len(items), _CHUNK):
                 chunk = items[i : i + _CHUNK]
-                p.hset(keys.ladder_rows(game_id), mapping={member(k): json.dumps(r.to_dict()) for k, r in chunk})
-                p.zadd(keys.ladder_board(game_id), {member(k): r.rating for k, r in chunk})
-                p.execute()
+                w.add(
+                    len(chunk),
+                    "HSET",
+                    keys.ladder_rows(game_id),
+                    *[x for k, r in chunk for x in (members[k], _row_json(r))],
+                )
+                w.add(
+                    len(chunk),
+                    "ZADD",
+                    keys.ladder_board(game_id),
+                    *[x for k, r in chunk for x in (r.rating, members[k])],
+                )
             for k, points in history.items():
-                for i in range(0, len(points), _CHUNK):
-                    p.rpush(keys.ladder_history(game_id, member(k)), *[_point(*pt) for pt in points[i : i + _CHUNK]])
-                p.execute()
+                n = len(points.rating)
+                for i in range(0, n, _BULK):
+                    lines = encode.lines(points, i, i + _BULK)
+                    w.add(
+                        min(n - i, _BULK), "EVALSHA", bulk, 1, keys.ladder_history(game_id, members[k]), "RPUSH", lines
+                    )
             latest = table.latest.get(game_id, {})
             if latest:
-                p.hset(keys.ladder_latest(game_id), mapping=latest)
+                w.add(len(latest), "HSET", keys.ladder_latest(game_id), *[x for n, v in latest.items() for x in (n, v)])
             h2h = list(table.h2h.get(game_id, {}).items())
-            for i in range(0, len(h2h), _CHUNK):
-                p.hset(
-                    keys.ladder_h2h(game_id),
-                    mapping={_h2h_field(a, b): json.dumps(c) for (a, b), c in h2h[i : i + _CHUNK]},
-                )
-            applied = sorted(table.applied)
-            for i in range(0, len(applied), _CHUNK):
-                p.sadd(keys.ladder_applied(game_id), *applied[i : i + _CHUNK])
+            for i in range(0, len(h2h), _BULK):
+                counts = h2h[i : i + _BULK]
+                fields = "\n".join([_pair_field(members[a], members[b]) for (a, b), _ in counts])  # JSON: one a line
+                w.add(len(counts), "EVALSHA", bulk, 1, keys.ladder_h2h(game_id), "HSET", fields,
+                      _count_lines(c for _, c in counts))  # fmt: skip
+            applied = list(table.applied)
+            for i in range(0, len(applied), _BULK):
+                ids = applied[i : i + _BULK]
+                text = _lines(ids)
+                if text is None:  # a line break in a match id: as arguments
+                    w.add(len(ids), "SADD", keys.ladder_applied(game_id), *ids)
+                else:
+                    w.add(len(ids), "EVALSHA", bulk, 1, keys.ladder_applied(game_id), "SADD", text)
             if rows:
-                p.sadd(keys.ladder_games(), game_id)
-            p.hincrby(keys.ladder_state(game_id), "seq", 1)
-            p.execute()
+                w.add(1, "SADD", keys.ladder_games(), game_id)
+            w.add(1, "HINCRBY", keys.ladder_state(game_id), "seq", 1)
+            w.flush()
+            pipe.replies()
 
     # ------------------------------------------------------------------------------ queries
 
@@ -320,11 +686,8 @@ class Ladder:
     def leaderboard(self, game_id: str, limit: int | None = None, offset: int = 0) -> list[Standing]:
         """Best first, from the sorted set; ``limit`` rows from place ``offset + 1``."""
         end = -1 if limit is None else offset + limit - 1
-        members: Any = self.r.zrevrange(keys.ladder_board(game_id), offset, end)
-        if not members:
-            return []
-        raw = self.r.hmget(keys.ladder_rows(game_id), members)
-        return [Standing(offset + i + 1, Row.from_dict(json.loads(v))) for i, v in enumerate(raw) if v]
+        raw: Any = self._top(keys=[keys.ladder_board(game_id), keys.ladder_rows(game_id)], args=[offset, end])
+        return [Standing(offset + i + 1, Row.from_dict(d)) for i, d in enumerate(json.loads(raw)) if d]
 
     def size(self, game_id: str) -> int:
         return int(self.r.zcard(keys.ladder_board(game_id)))

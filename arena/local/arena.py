@@ -87,6 +87,7 @@ class LocalArena:
         tls: ServerTls | None = None,
         tls_ca: Path | None = None,
         limiter: Any = None,
+        limits: Any = None,
     ) -> None:
         self.data_dir = data_dir
         self.n_workers = workers
@@ -98,7 +99,8 @@ class LocalArena:
         self.gateway_extra = gateway_extra
         self.tls = tls  # the gateway's and the workers' certificate (for 127.0.0.1/localhost here)
         self.tls_ca = tls_ca  # what the gateway trusts dialling its workers (and what clients need)
-        self.limiter = limiter
+        self.limiter = limiter  # a ready RateLimiter (tests), else one from ``limits`` (RateLimits; None: defaults)
+        self.limits = limits
         self.redis: RedisProcess | None = None
         self.workers: list[WorkerProcess] = []
         self.gateway = ""
@@ -129,6 +131,7 @@ class LocalArena:
         self._server, port, self._servicer = await start_gateway(
             self.redis_url, self.gateway_address, self.gateway_extra, tls=self.tls,
             worker_tls=ClientTls(self.tls_ca) if self.tls is not None else None, limiter=self.limiter,
+            limits=self.limits,
         )  # fmt: skip
         self.gateway = f"{self.gateway_address.rpartition(':')[0]}:{port}"
         for _ in range(self.n_workers):

@@ -61,7 +61,10 @@ class ArenaClient:
             "SetBotEnabled", arena_pb2.SetBotEnabledRequest(name=name, enabled=enabled, reason=reason)
         ).bot
 
+    # owners: CreateOwner and ListOwners need the admin token; RotateOwnerToken the admin's or the owner's
+
     def create_owner(self, name: str, max_bots: int = 0) -> tuple[Any, str]:
+        """A new owner (``max_bots`` 0: the arena's default) and its token, shown this once."""
         r = self._call("CreateOwner", arena_pb2.CreateOwnerRequest(name=name, max_bots=max_bots))
         return r.owner, r.token
 
@@ -97,7 +100,8 @@ class ArenaClient:
         return self._call("DescribeMatch", arena_pb2.DescribeMatchRequest(match_id=match_id)).match
 
     def list_matches(self, *, state: MatchStatus | None = None, **kwargs: Any) -> list[Any]:
-        """Matches newest first; ``kwargs`` are ListMatchesRequest's other fields."""
+        """Matches newest first; ``kwargs`` are ListMatchesRequest's other fields (``bot_name``, ``game_id``,
+        ``owner``: seating a bot of that owner, ``since``, ``until``, ``limit``)."""
         request = arena_pb2.ListMatchesRequest(state=to_proto_enum(state) if state else 0, **kwargs)  # type: ignore[arg-type]
         return list(self._call("ListMatches", request).matches)
 

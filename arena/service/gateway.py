@@ -10,16 +10,13 @@ machine, took the match, or that a match moved to another worker after a crash.
 from __future__ import annotations
 
 import asyncio
-import collections
 import contextlib
-import enum
 import inspect
 import json
 import math
 import secrets
 import time
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
 from typing import Any, Final
 
 import grpc
@@ -28,17 +25,20 @@ import structlog
 
 from arena import keys, metrics
 from arena.redis_client import connect, connect_async
+from arena.service.auth import ANONYMOUS, Caller, CallerKind, resolve_caller
 from arena.service.matches import MatchRecord, MatchRequestError, MatchStore, public_lines
 from arena.service.owners import (
     DEFAULT_MAX_BOTS,
     REFERENCE_OWNER,
     Owner,
+    OwnerBusyError,
     OwnerError,
+    OwnerQuotaError,
     Owners,
     UnknownOwnerError,
 )
 from arena.service.queue import DuplicateMatchError, MatchQueue
-from arena.service.ratelimit import RateLimiter
+from arena.service.ratelimit import REQUEST, SESSION, RateLimiter, RateLimits
 from arena.service.registry import BotRecord, Registry, RegistryError, UnknownBotError
 from arena.service.relay import PlayRelay
 from arena.service.sessions import READ_BLOCK_MS, SessionEnd, SessionHub, snapshot
@@ -55,7 +55,7 @@ from referee.wire.contract import (
     to_proto_enum,
 )
 from referee.wire.tls import ClientTls, ServerTls
-from referee.wire.values import MatchStatus, bot_text_error, token_sha256
+from referee.wire.values import MatchStatus, bot_text_error
 
 log = structlog.get_logger("arena.service.gateway")
 
@@ -85,20 +85,8 @@ def bot_proto(b: BotRecord, paused: str = "") -> arena_pb2.BotRecord:
     )
 
 
-class CallerKind(enum.Enum):
-    ANONYMOUS = "anonymous"
-    BOT = "bot"
-    OWNER = "owner"
-    ADMIN = "admin"
-
-
-@dataclass(frozen=True)
-class Caller:
-    """Who makes a call, from its bearer token."""
-
-    kind: CallerKind
-    name: str
-    enabled: bool = True
+def owner_proto(owner: Owner, bots: int) -> arena_pb2.OwnerRecord:
+    return arena_pb2.OwnerRecord(name=owner.name, max_bots=owner.max_bots, bots=bots, created_at=owner.created_at)
 
 
 def match_proto(m: MatchRecord) -> arena_pb2.MatchRecord:
@@ -122,14 +110,22 @@ def match_proto(m: MatchRecord) -> arena_pb2.MatchRecord:
 
 
 class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
-    def __init__(self, redis_url: str, *, limiter: RateLimiter | None = None, direct: bool = False) -> None:
+    def __init__(
+        self,
+        redis_url: str,
+        *,
+        limiter: RateLimiter | None = None,
+        direct: bool = False,
+        limits: RateLimits | None = None,
+    ) -> None:
         self.r = connect(redis_url)
         self.ar = connect_async(redis_url, timeout_s=10, max_connections=16)  # FollowMatch's reads
         self.registry = Registry(self.r)
         self.queue = MatchQueue(self.r)
         self.store = MatchStore(self.r, self.queue, self.registry)
         self.owners = Owners(self.r)
-        self.limiter: RateLimiter = limiter if limiter is not None else RateLimiter(self.r)
+        # ``limits``: the per-token rate limits (settings); ``limiter``: a ready RateLimiter, which wins
+        self.limiter = limiter if limiter is not None else RateLimiter.from_limits(self.r, limits or RateLimits())
         self.relay: PlayRelay | None = None
         self.hub = SessionHub(
             self.registry, connect_async(redis_url, block_ms=READ_BLOCK_MS, max_connections=1), direct=direct
@@ -166,28 +162,15 @@ class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
         (wrong, or rotated away) is UNAUTHENTICATED on every call, public ones included."""
         token = bearer(context)
         if not token:
-            return Caller(CallerKind.ANONYMOUS, "")
+            return ANONYMOUS
         caller: Caller | None = await self._call(context, self._resolve, token)
         if caller is None:
             await abort(context, grpc.StatusCode.UNAUTHENTICATED, "unknown token (wrong, or rotated away)")
         return caller
 
     def _resolve(self, token: str) -> Caller | None:
-        h = token_sha256(token)
-        pipe = self.r.pipeline(transaction=False)
-        pipe.get(keys.admin_token())
-        pipe.get(keys.owner_token(h))
-        pipe.get(keys.token(h))
-        admin, owner, bot = pipe.execute()
-        if admin is not None and secrets.compare_digest(keys.text(admin), h):
-            return Caller(CallerKind.ADMIN, "admin")
-        if owner is not None:
-            return Caller(CallerKind.OWNER, keys.text(owner))
-        if bot is not None:
-            record = self.registry.find(keys.text(bot))
-            if record is not None and record.token_sha256 == h:
-                return Caller(CallerKind.BOT, record.name, record.enabled)
-        return None
+        """The caller a given token names, or None for nobody (one round trip: ``auth.resolve_caller``)."""
+        return resolve_caller(self.r, token)
 
     async def _require(self, context: grpc.aio.ServicerContext, *allowed: CallerKind) -> Caller:
         """The caller, if its kind is allowed (the admin always is): else UNAUTHENTICATED for nobody,
@@ -267,7 +250,7 @@ class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
 
     async def limit_session(self, token_sha256: str, context: grpc.aio.ServicerContext) -> None:
         """RESOURCE_EXHAUSTED when this token opened too many sessions or Play streams lately."""
-        await self._limit(context, "session", token_sha256, "sessions opened")
+        await self._limit(context, SESSION, token_sha256, "sessions opened")
 
     async def _limit(self, context: grpc.aio.ServicerContext, kind: str, token_sha256: str, what: str) -> None:
         """Count one ``kind`` call of the token; past its limit, RESOURCE_EXHAUSTED with the seconds to
@@ -285,21 +268,23 @@ class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
         self, request: arena_pb2.RegisterBotRequest, context: grpc.aio.ServicerContext
     ) -> arena_pb2.RegisterBotResponse:
         caller = await self._require(context, CallerKind.OWNER)
-        owner_name = request.owner
-        if caller.kind is CallerKind.OWNER:  # an owner registers its own bots, up to its limit
-            owner_name = caller.name
-            owner = await self._call(context, self.owners.get, caller.name)
-            mine = sum(1 for b in await self._call(context, self.registry.list) if b.owner == caller.name)
-            if mine >= owner.max_bots:
-                await abort(
-                    context, grpc.StatusCode.RESOURCE_EXHAUSTED,
-                    f"owner {caller.name} has {mine} bots, its limit; ask the arena's admin for more",
-                )  # fmt: skip
         try:
-            bot, token = await self._call(
-                context, self.registry.register, request.name, owner_name, list(request.game_ids),
-                request.max_concurrent or 4,
-            )  # fmt: skip
+            if caller.kind is CallerKind.OWNER:  # an owner registers its own bots (whatever it asks), up to its limit
+                bot, token = await self._call(
+                    context, self.owners.register_bot, self.registry, caller.name, request.name,
+                    list(request.game_ids), request.max_concurrent or 4,
+                )  # fmt: skip
+            else:
+                bot, token = await self._call(
+                    context, self.registry.register, request.name, request.owner, list(request.game_ids),
+                    request.max_concurrent or 4,
+                )  # fmt: skip
+        except OwnerQuotaError as e:
+            await abort(context, grpc.StatusCode.RESOURCE_EXHAUSTED, str(e))
+        except OwnerBusyError as e:
+            await abort(context, grpc.StatusCode.ABORTED, str(e))
+        except UnknownOwnerError as e:  # the owner was removed from Redis while its token was in use
+            await abort(context, grpc.StatusCode.UNAUTHENTICATED, str(e))
         except RegistryError as e:
             code = grpc.StatusCode.ALREADY_EXISTS if "exists" in str(e) else grpc.StatusCode.INVALID_ARGUMENT
             await abort(context, code, str(e))
@@ -312,6 +297,11 @@ class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
         caller = await self._require(context, CallerKind.OWNER, CallerKind.BOT)
         if caller.kind is CallerKind.BOT and caller.name != request.name:
             await abort(context, grpc.StatusCode.PERMISSION_DENIED, "a bot's token rotates only that bot's token")
+        if caller.kind is CallerKind.BOT and not caller.enabled:
+            await abort(
+                context, grpc.StatusCode.PERMISSION_DENIED, f"bot {caller.name} is disabled: its owner or the admin "
+                "rotates its token",
+            )  # fmt: skip
         if caller.kind is not CallerKind.BOT:
             await self._owned_bot(context, caller, request.name)
         try:
@@ -379,13 +369,12 @@ class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
         self, context: grpc.aio.ServicerContext, caller: Caller, request: arena_pb2.RequestMatchRequest
     ) -> None:
         """An owner requests unrated matches of its own bots against its own or the reference bots, a
-        bounded number a minute (RESOURCE_EXHAUSTED with the seconds to wait)."""
+        bounded number per rate window (RESOURCE_EXHAUSTED with the seconds to wait). Every request of
+        the owner's token counts, refused ones too."""
+        await self._limit(context, REQUEST, caller.token_sha256, "match requests")
         if request.rated:
             await abort(context, grpc.StatusCode.PERMISSION_DENIED, "owners request unrated matches only")
-        owners = {}
-        for name in set(request.bot_names):
-            bot = await self._call(context, self.registry.find, name)
-            owners[name] = bot.owner if bot is not None else ""
+        owners: dict[str, str] = await self._call(context, self.owners.owners_of, list(request.bot_names))
         if caller.name not in owners.values():
             await abort(context, grpc.StatusCode.PERMISSION_DENIED, "a match you request seats one of your bots")
         others = sorted(n for n, o in owners.items() if o not in (caller.name, REFERENCE_OWNER))
@@ -394,7 +383,6 @@ class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
                 context, grpc.StatusCode.PERMISSION_DENIED,
                 f"{', '.join(others)}: neither yours nor a reference bot (owner {REFERENCE_OWNER!r})",
             )  # fmt: skip
-        await self._limit(context, "request", token_sha256(bearer(context) or ""), "match requests")
 
     async def DescribeMatch(  # noqa: N802
         self, request: arena_pb2.DescribeMatchRequest, context: grpc.aio.ServicerContext
@@ -409,11 +397,20 @@ class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
         if not (math.isfinite(request.since) and math.isfinite(request.until)):  # Redis refuses NaN
             await abort(context, grpc.StatusCode.INVALID_ARGUMENT, "since and until are seconds since the epoch")
         matches = await self._call(
-            context, self.store.search, bot=request.bot_name or None, game_id=request.game_id or None,
-            since=request.since or None, until=request.until or None, limit=request.limit or 50,
-            state=from_proto_enum(MatchStatus, request.state),
+            context, self._search, owner=request.owner, bot=request.bot_name or None,
+            game_id=request.game_id or None, since=request.since or None, until=request.until or None,
+            limit=request.limit or 50, state=from_proto_enum(MatchStatus, request.state),
         )  # fmt: skip
         return arena_pb2.ListMatchesResponse(matches=[match_proto(m) for m in matches])
+
+    def _search(self, *, owner: str, bot: str | None, limit: int, **filters: Any) -> list[MatchRecord]:
+        """``MatchStore.search``; with ``owner``, the matches seating any of that owner's bots (each bot's
+        newest ``limit``, merged: the newest ``limit`` of them all)."""
+        if not owner:
+            return self.store.search(bot=bot, limit=limit, **filters)
+        names = [n for n in self.owners.bot_names(owner) if bot is None or n == bot]
+        found = {m.match_id: m for n in names for m in self.store.search(bot=n, limit=limit, **filters)}
+        return sorted(found.values(), key=lambda m: m.enqueued_at, reverse=True)[: max(1, min(limit, 1000))]
 
     async def FollowMatch(  # noqa: N802
         self, request: arena_pb2.FollowMatchRequest, context: grpc.aio.ServicerContext
@@ -460,11 +457,11 @@ class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
         seats: set[int] | None = set()  # whose refusals the caller may read in full
         if caller.kind is CallerKind.ADMIN:
             seats = None
-        elif caller.kind is CallerKind.BOT:
+        elif caller.kind is CallerKind.BOT and caller.enabled:  # a disabled bot reads the public form
             seats = {i for i, name in enumerate(m.bot_names) if name == caller.name}
         elif caller.kind is CallerKind.OWNER:
-            mine = {b.name for b in await self._call(context, self.registry.list) if b.owner == caller.name}
-            seats = {i for i, name in enumerate(m.bot_names) if name in mine}
+            owners = await self._call(context, self.owners.owners_of, list(m.bot_names))
+            seats = {i for i, name in enumerate(m.bot_names) if owners[name] == caller.name}
         lines = public_lines(jsonl_lines(stored), seats)
         return arena_pb2.GetTranscriptResponse(
             match_id=request.match_id, jsonl="\n".join(lines) + "\n", full=seats is None or bool(seats)
@@ -485,15 +482,15 @@ class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
             code = grpc.StatusCode.ALREADY_EXISTS if "exists" in str(e) else grpc.StatusCode.INVALID_ARGUMENT
             await abort(context, code, str(e))
         log.info("owner created", owner=owner.name, max_bots=owner.max_bots)
-        record = (await self._owner_protos(context, [owner]))[0]
-        return arena_pb2.CreateOwnerResponse(owner=record, token=token)
+        return arena_pb2.CreateOwnerResponse(owner=owner_proto(owner, 0), token=token)
 
     async def ListOwners(  # noqa: N802
         self, request: arena_pb2.ListOwnersRequest, context: grpc.aio.ServicerContext
     ) -> arena_pb2.ListOwnersResponse:
         await self._require(context)
         owners = await self._call(context, self.owners.list)
-        return arena_pb2.ListOwnersResponse(owners=await self._owner_protos(context, owners))
+        counts = await self._call(context, self.owners.bot_counts)
+        return arena_pb2.ListOwnersResponse(owners=[owner_proto(o, counts[o.name]) for o in owners])
 
     async def RotateOwnerToken(  # noqa: N802
         self, request: arena_pb2.RotateOwnerTokenRequest, context: grpc.aio.ServicerContext
@@ -507,14 +504,6 @@ class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
             await abort(context, grpc.StatusCode.NOT_FOUND, str(e))
         log.info("owner token rotated", owner=request.name)
         return arena_pb2.RotateOwnerTokenResponse(token=token)
-
-    async def _owner_protos(
-        self, context: grpc.aio.ServicerContext, owners: list[Owner]
-    ) -> list[arena_pb2.OwnerRecord]:
-        """The owners' records, with their bot counts from one read of the registry."""
-        bots = collections.Counter(b.owner for b in await self._call(context, self.registry.list))
-        return [arena_pb2.OwnerRecord(name=o.name, max_bots=o.max_bots, bots=bots[o.name], created_at=o.created_at)
-                for o in owners]  # fmt: skip
 
 
 class TokenGate(grpc.aio.ServerInterceptor):  # type: ignore[misc]
@@ -557,13 +546,15 @@ async def start_gateway(
     tls: ServerTls | None = None,
     worker_tls: ClientTls | None = None,
     limiter: RateLimiter | None = None,
+    limits: RateLimits | None = None,
     direct: bool = False,
 ) -> tuple[grpc.aio.Server, int, ArenaServicer]:
     """Serve ArenaService, BotService (the relay of bots' Play streams to the workers) and the services
     ``extra(server, redis_url)`` adds and names (e.g. the ladder's), with health and reflection; TLS
     with ``tls``. ``worker_tls``: how the relay verifies the workers (None: plaintext inside). ``direct``:
-    sessions' assignments name the worker running the match, for bots inside the arena's network."""
-    servicer = ArenaServicer(redis_url, limiter=limiter, direct=direct)
+    sessions' assignments name the worker running the match, for bots inside the arena's network.
+    ``limits``: the per-token rate limits (None: the defaults); ``limiter``, a ready one, wins."""
+    servicer = ArenaServicer(redis_url, limiter=limiter, limits=limits, direct=direct)
     server = new_server(TokenGate(("/arena.v1.LadderService/",), servicer._resolve))
     arena_pb2_grpc.add_ArenaServiceServicer_to_server(servicer, server)  # type: ignore[no-untyped-call]
     servicer.relay = PlayRelay(

@@ -11,20 +11,25 @@ from __future__ import annotations
 import re
 import secrets
 import time
+from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
 import redis
 
 from arena import keys
-from arena.service.registry import ROTATE_TOKEN
+from arena.service.registry import ROTATE_TOKEN, BotRecord, Registry
 from referee.wire.values import token_sha256
 
 TOKEN_PREFIX: Final = "arena_owner_"
 NAME_RE: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
 DEFAULT_MAX_BOTS: Final = 10
 REFERENCE_OWNER: Final = "arena"
-"""The owner of the house (reference) bots; no account can take the name."""
+"""The owner of the house (reference) bots (``arena local``/``arena serve`` register them so); no account
+can take the name. Owners may request unrated matches of their bots against them."""
+LOCK_TTL_MS: Final = 10_000
+LOCK_WAIT_S: Final = 5.0
 
 _CREATE: Final = """
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
@@ -34,12 +39,26 @@ redis.call('SADD', KEYS[3], ARGV[1])
 return 1
 """
 
+_UNLOCK: Final = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+"""
+
+
 class OwnerError(ValueError):
     """An owner operation that cannot be done; the message says why. Nothing was changed."""
 
 
 class UnknownOwnerError(OwnerError):
     pass
+
+
+class OwnerQuotaError(OwnerError):
+    """The owner has ``max_bots`` bots already."""
+
+
+class OwnerBusyError(OwnerError):
+    """Another registration of this owner holds its lock; retry."""
 
 
 @dataclass(frozen=True)
@@ -59,6 +78,7 @@ class Owners:
         self.r = client
         self._create = client.register_script(_CREATE)
         self._rotate = client.register_script(ROTATE_TOKEN)
+        self._unlock = client.register_script(_UNLOCK)
 
     def create(self, name: str, max_bots: int = DEFAULT_MAX_BOTS) -> tuple[Owner, str]:
         """A new owner and its token (the only time the token is seen)."""
@@ -106,3 +126,56 @@ class Owners:
     def name_for_hash(self, token_hash: str) -> str | None:
         name = self.r.get(keys.owner_token(token_hash))
         return None if name is None else keys.text(name)
+
+    def authenticate(self, token: str | None) -> Owner | None:
+        """The owner whose current token this is, or None (no token, a wrong or rotated-away one)."""
+        if not token:
+            return None
+        h = token_sha256(token)
+        name = self.name_for_hash(h)
+        owner = None if name is None else self.find(name)
+        return owner if owner is not None and secrets.compare_digest(owner.token_sha256, h) else None
+
+    # ------------------------------------------------------------------ an owner's bots
+
+    def owners_of(self, bot_names: Sequence[str]) -> dict[str, str]:
+        """Each named bot's owner ("" for a bot that does not exist), in one round trip."""
+        names = list(dict.fromkeys(bot_names))
+        pipe = self.r.pipeline(transaction=False)
+        for name in names:
+            pipe.hget(keys.bot(name), "owner")
+        return {n: "" if o is None else keys.text(o) for n, o in zip(names, pipe.execute(), strict=True)}
+
+    def bot_names(self, owner: str) -> Sequence[str]:
+        """The names of the bots whose owner is ``owner``, sorted (two round trips, whatever the count)."""
+        return sorted(n for n, o in self._all_owners().items() if o == owner)
+
+    def bot_counts(self) -> Counter[str]:
+        """How many bots each owner has."""
+        return Counter(self._all_owners().values())
+
+    def _all_owners(self) -> dict[str, str]:
+        return self.owners_of(sorted(keys.text(n) for n in self.r.smembers(keys.bots())))
+
+    def register_bot(
+        self, registry: Registry, owner: str, name: str, game_ids: Sequence[str], max_concurrent: int
+    ) -> tuple[BotRecord, str]:
+        """Register a bot of ``owner`` if it has fewer than its ``max_bots``: OwnerQuotaError otherwise,
+        OwnerBusyError when another registration of this owner holds the lock for longer than
+        ``LOCK_WAIT_S`` (the count and the registration are one step for each owner, so concurrent calls
+        cannot pass the limit together). RegistryError as ``Registry.register``."""
+        lock, holder = keys.owner_registering(owner), secrets.token_hex(8)
+        deadline = time.monotonic() + LOCK_WAIT_S
+        while not self.r.set(lock, holder, nx=True, px=LOCK_TTL_MS):
+            if time.monotonic() > deadline:
+                raise OwnerBusyError(f"another registration of owner {owner} is under way; retry")
+            time.sleep(0.02)
+        try:
+            limit = self.get(owner).max_bots
+            count = len(self.bot_names(owner))
+            if count >= limit:
+                raise OwnerQuotaError(f"owner {owner} has {count} bots, its limit of {limit}; ask the arena's admin "
+                                      "for more")  # fmt: skip
+            return registry.register(name, owner, [*game_ids], max_concurrent)
+        finally:
+            self._unlock(keys=[lock], args=[holder])

@@ -1,44 +1,91 @@
 """Per-token rate limits, kept in Redis so that they hold across gateway replicas.
 
-A fixed window per (kind, token): the first call of a window creates its counter with the window's
-length as time-to-live, and a call past the limit is refused with the seconds until the window ends.
+A fixed window per (kind, token hash), aligned on Redis's own clock (``TIME`` inside the script, so
+gateways with skewed clocks agree on the window): the first call of a window creates its counter,
+expiring at the window's end; a call past the limit is refused with the seconds until then. One Lua
+script, one round trip a call. A fixed window lets a burst of up to twice the limit through across a
+window's edge; that is the price of one counter per token.
 """
 
 from __future__ import annotations
 
-import time
+import math
 from collections.abc import Mapping
-from typing import Final
+from dataclasses import dataclass
+from typing import Any, Final
 
 import redis
 
 from arena import keys
 
-DEFAULT_PER_MINUTE: Final = {"session": 120, "request": 30}
-"""Session and Play stream opens, and match requests, per token and minute."""
+SESSION: Final = "session"
+"""Kind: a bot's session (OpenSession) or Play stream opened."""
+REQUEST: Final = "request"
+"""Kind: a match requested (RequestMatch) with an owner's token."""
 
 _HIT: Final = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local window = tonumber(ARGV[1])
+local ends = (math.floor(now / window) + 1) * window
 local n = redis.call('INCR', KEYS[1])
-if n == 1 then redis.call('EXPIRE', KEYS[1], ARGV[1]) end
-if n > tonumber(ARGV[2]) then return redis.call('TTL', KEYS[1]) end
+if n == 1 or redis.call('PTTL', KEYS[1]) < 0 then redis.call('PEXPIREAT', KEYS[1], ends) end
+if n > tonumber(ARGV[2]) then return ends - now end
 return -1
 """
 
 
-class RateLimiter:
-    """``limits``: calls allowed per window for each kind; ``window_s``: the window's length."""
+@dataclass(frozen=True)
+class RateLimits:
+    """Calls allowed per token in each window of ``window_s`` seconds (60: per minute); 0 is no limit."""
 
-    def __init__(self, client: redis.Redis, limits: Mapping[str, int] | None = None, window_s: int = 60) -> None:
+    session_opens: int = 120
+    match_requests: int = 30
+    window_s: float = 60.0
+
+    def __post_init__(self) -> None:
+        if self.session_opens < 0 or self.match_requests < 0:
+            raise ValueError("rate limits are 0 (none) or more calls a window")
+        if not 0.001 <= self.window_s <= 86_400:
+            raise ValueError("the rate window is between 0.001 and 86,400 seconds")
+
+    def per_kind(self) -> dict[str, int]:
+        return {SESSION: self.session_opens, REQUEST: self.match_requests}
+
+    @classmethod
+    def from_settings(cls, s: Mapping[str, Any]) -> RateLimits:
+        """From the settings ``session_opens_per_min``, ``match_requests_per_min`` and ``rate_window_s``
+        (``arena.config``; a flag's value may still be text). ValueError names a bad one."""
+        try:
+            return cls(int(s["session_opens_per_min"]), int(s["match_requests_per_min"]), float(s["rate_window_s"]))
+        except (TypeError, ValueError) as e:
+            raise ValueError(f"session_opens_per_min, match_requests_per_min, rate_window_s: {e}") from None
+
+
+DEFAULT_PER_MINUTE: Final = RateLimits().per_kind()
+"""Session and Play stream opens, and match requests, per token and minute."""
+
+
+class RateLimiter:
+    """``limits``: calls allowed per window for each kind (a kind not named, or 0: unlimited);
+    ``window_s``: the window's length in seconds."""
+
+    def __init__(self, client: redis.Redis, limits: Mapping[str, int] | None = None, window_s: float = 60) -> None:
         self.r = client
         self.limits = dict(DEFAULT_PER_MINUTE if limits is None else limits)
         self.window_s = window_s
         self._hit = client.register_script(_HIT)
 
+    @classmethod
+    def from_limits(cls, client: redis.Redis, limits: RateLimits) -> RateLimiter:
+        return cls(client, limits.per_kind(), limits.window_s)
+
     def check(self, kind: str, token_sha256: str) -> float | None:
-        """Count one call; the seconds to wait when it is past the limit, else None."""
+        """Count one call; None when it is within the limit, else the whole seconds (at least 1) until
+        the window ends and calls are accepted again."""
         limit = self.limits.get(kind)
-        if limit is None:
+        if not limit:
             return None
-        window = int(time.time() // self.window_s)
-        ttl = int(self._hit(keys=[keys.rate(kind, token_sha256, window)], args=[self.window_s, limit]))
-        return None if ttl < 0 else float(max(ttl, 1))
+        window_ms = max(1, round(self.window_s * 1000))
+        wait_ms = int(self._hit(keys=[keys.rate(kind, token_sha256)], args=[window_ms, limit]))
+        return None if wait_ms < 0 else float(max(1, math.ceil(wait_ms / 1000)))

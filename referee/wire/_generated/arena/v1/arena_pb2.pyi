@@ -268,20 +268,22 @@ class DescribeMatchResponse(_message.Message):
     def __init__(self, match: _Optional[_Union[MatchRecord, _Mapping]] = ...) -> None: ...
 
 class ListMatchesRequest(_message.Message):
-    __slots__ = ("bot_name", "game_id", "since", "until", "limit", "state")
+    __slots__ = ("bot_name", "game_id", "since", "until", "limit", "state", "owner")
     BOT_NAME_FIELD_NUMBER: _ClassVar[int]
     GAME_ID_FIELD_NUMBER: _ClassVar[int]
     SINCE_FIELD_NUMBER: _ClassVar[int]
     UNTIL_FIELD_NUMBER: _ClassVar[int]
     LIMIT_FIELD_NUMBER: _ClassVar[int]
     STATE_FIELD_NUMBER: _ClassVar[int]
+    OWNER_FIELD_NUMBER: _ClassVar[int]
     bot_name: str
     game_id: str
     since: float
     until: float
     limit: int
     state: MatchState
-    def __init__(self, bot_name: _Optional[str] = ..., game_id: _Optional[str] = ..., since: _Optional[float] = ..., until: _Optional[float] = ..., limit: _Optional[int] = ..., state: _Optional[_Union[MatchState, str]] = ...) -> None: ...
+    owner: str
+    def __init__(self, bot_name: _Optional[str] = ..., game_id: _Optional[str] = ..., since: _Optional[float] = ..., until: _Optional[float] = ..., limit: _Optional[int] = ..., state: _Optional[_Union[MatchState, str]] = ..., owner: _Optional[str] = ...) -> None: ...
 
 class ListMatchesResponse(_message.Message):
     __slots__ = ("matches",)

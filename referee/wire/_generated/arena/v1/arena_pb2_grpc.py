@@ -114,15 +114,16 @@ class ArenaServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def RegisterBot(self, request, context):
-        """Admin, or an owner for itself (up to its max_bots): a new bot and its token (shown once; the arena
-        stores only its hash).
+        """Admin, or an owner for itself (the owner field is then the caller's; past its max_bots:
+        RESOURCE_EXHAUSTED): a new bot and its token (shown once; the arena stores only its hash).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def RotateToken(self, request, context):
-        """Admin, the bot's owner, or the bot's own token: a new token; the old one stops working at once.
+        """Admin, the bot's owner, or the bot's own token (not once the bot is disabled): a new token; the old
+        one stops working at once.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -136,41 +137,47 @@ class ArenaServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def ListBots(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """Anyone (no token needed).
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def RequestMatch(self, request, context):
-        """Admin: queue a match (idempotent by match_id when one is given). An owner: unrated matches of its
-        own bots against its own or the reference bots (owner "arena"), rate-limited per token.
+        """Admin: queue a match (idempotent by match_id when one is given). An owner: unrated matches seating
+        at least one of its own bots, the others its own or reference bots (owner "arena"), a bounded
+        number per token and rate window (past it: RESOURCE_EXHAUSTED, "retry in N s" and the trailing
+        metadata retry-after-s).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def DescribeMatch(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """Anyone (no token needed).
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def ListMatches(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """Anyone (no token needed).
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def FollowMatch(self, request, context):
-        """The match's transcript lines as they are recorded, from the start, until its footer.
+        """Anyone (no token needed): the match's transcript lines as they are recorded (other seats' refusals
+        in public form), from the start, until its footer.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def GetTranscript(self, request, context):
-        """The stored transcript of a finished match: the public one, or with a seated bot's token, its
-        owner's token (or the admin token) the full one with that bot's refusals and their reasons.
+        """Anyone: the stored transcript of a finished match, in public form; with a seated (enabled) bot's
+        token, or its owner's, the full one with that bot's refusals and their reasons; the admin's: all.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
