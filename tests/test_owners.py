@@ -7,8 +7,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
 import secrets
+import subprocess
+import sys
 import time
 from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -443,11 +446,11 @@ def test_arena_owner_commands_print_json_only(
     [(["--rate-window-s", "0"], "rate window"), (["--session-opens-per-min", "-1"], "0 (none) or more"),
      (["--match-requests-per-min", "many"], "match_requests_per_min")],
 )  # fmt: skip
-def test_the_gateway_refuses_bad_limits_at_start_up(
-    flags: list[str], why: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    monkeypatch.setenv("HOME", str(tmp_path))
-    monkeypatch.delenv("ARENA_CONFIG", raising=False)
-    code = arena_main(["gateway", "--listen", "127.0.0.1:0", "--redis", "redis://127.0.0.1:1/0", *flags])
-    err = capsys.readouterr().err
-    assert code == 2 and why in err and "refusing to start" in err
+def test_the_gateway_refuses_bad_limits_at_start_up(flags: list[str], why: str, tmp_path: Path) -> None:
+    """A real ``arena gateway`` process (in-process, its JSON log set-up would outlive the test)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ARENA_")} | {"HOME": str(tmp_path)}
+    done = subprocess.run(
+        [sys.executable, "-m", "arena.cli", "gateway", "--listen", "127.0.0.1:0", "--redis", "redis://127.0.0.1:1/0",
+         *flags], check=False, capture_output=True, text=True, env=env, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 2 and why in done.stderr and "refusing to start" in done.stderr, done.stderr
