@@ -124,6 +124,7 @@ class LadderRunner:
                 applied = self.ladder.consume(self.consumer, block_ms=1_000, stop=self._stop.is_set)
                 metrics.LADDER_APPLIED.inc(applied)
             except (redis.ConnectionError, redis.TimeoutError) as e:
+                metrics.REDIS_ERRORS.labels("ladder-consume").inc()
                 log.warning("redis unavailable, retrying", error=str(e)[:200])
                 self._stop.wait(1.0)
 
@@ -153,6 +154,7 @@ class LadderRunner:
                 if left is None or left > 0:
                     self.scheduler.tick(self.queue.depth()[Priority.LADDER.value], bots, limit=left)
             except (redis.ConnectionError, redis.TimeoutError) as e:
+                metrics.REDIS_ERRORS.labels("ladder-schedule").inc()
                 log.warning("redis unavailable, retrying", error=str(e)[:200])
                 self._stop.wait(1.0)
             except (MatchRequestError, DuplicateMatchError):
