@@ -33,6 +33,7 @@ from prometheus_client import (
     Histogram,
     PlatformCollector,
     ProcessCollector,
+    disable_created_metrics,
     make_wsgi_app,
 )
 from prometheus_client.core import GaugeMetricFamily, Metric
@@ -48,6 +49,8 @@ GATEWAY: Final = "gateway"
 WORKER: Final = "worker"
 LADDER: Final = "ladder"
 KINDS: Final = (GATEWAY, WORKER, LADDER)
+
+disable_created_metrics()  # type: ignore[no-untyped-call] # no ``*_created`` series beside every counter: nothing here reads them
 
 # ---------------------------------------------------------------------- families kept in the process
 
@@ -239,6 +242,11 @@ def registry_for(kinds: Sequence[str], client: redis.Redis | None = None) -> Col
     """The registry a process of these kinds serves: its families (labelled ones started at every known
     label value), the Redis-read ones when ``client`` is given, and the process/GC/platform figures."""
     reg = CollectorRegistry(auto_describe=True)
+    if client is not None:  # first: a failed read counts in this very scrape's arena_redis_errors_total
+        if GATEWAY in kinds:
+            reg.register(QueueCollector(client))
+        if LADDER in kinds:
+            reg.register(LadderLagCollector(client))
     seen: set[int] = set()
     for kind in kinds:
         for family in FAMILIES[kind]:
@@ -252,11 +260,6 @@ def registry_for(kinds: Sequence[str], client: redis.Redis | None = None) -> Col
             MATCHES_FINISHED.labels(end.value)
         for reason in FORFEIT_REASONS:
             FORFEITS.labels(reason)
-    if client is not None:
-        if GATEWAY in kinds:
-            reg.register(QueueCollector(client))
-        if LADDER in kinds:
-            reg.register(LadderLagCollector(client))
     ProcessCollector(registry=reg)
     PlatformCollector(registry=reg)
     GCCollector(registry=reg)
