@@ -135,6 +135,19 @@ def family_names(kind: str) -> set[str]:
     return names
 
 
+SCRAPED_LABELS: Final[dict[str, tuple[str, ...]]] = {
+    QUEUE_DEPTH: ("priority",), MATCHES_BY_STATE: ("state",), LADDER_LAG: (), LADDER_UNAPPLIED: (),
+}
+
+
+def family_labels() -> dict[str, set[str]]:
+    """Every arena family's label names (a histogram's buckets add ``le``)."""
+    out = {m._name: set(m._labelnames) | ({"le"} if isinstance(m, Histogram) else set())
+           for kind in KINDS for m in FAMILIES[kind]}  # fmt: skip
+    out.update({name: set(labels) for name, labels in SCRAPED_LABELS.items()})
+    return out
+
+
 def all_family_names() -> set[str]:
     """Every arena family any process exports (what dashboards and alert rules may reference)."""
     return set().union(*(family_names(k) for k in KINDS))
