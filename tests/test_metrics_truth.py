@@ -6,6 +6,7 @@ played, the listener stays on the service's host, and /healthz and / are not the
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import secrets
@@ -253,6 +254,12 @@ def test_arena_serve_exports_each_process_own_families_and_they_move(
     assert value(scrape(base), "arena_ladder_unapplied_results") == 0
     for state in ("queued", "running"):
         assert value(scrape(base), "arena_matches", state=state) == 0
+
+    # arena serve's own log (the gateway's) and its workers' are JSON lines in files
+    logs = tmp_path / "arena" / "logs"
+    for name, service in (("gateway", "gateway"), ("worker-0", "worker"), ("worker-1", "worker")):
+        lines = [json.loads(line) for line in (logs / f"{name}.log").read_text().splitlines()]
+        assert lines and all(e["service"] == service and e["level"] and e["timestamp"] for e in lines), name
 
 
 # ---------------------------------------------------------------------- separate processes, queue and Redis loss
