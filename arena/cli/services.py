@@ -93,9 +93,6 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     s = settings(args)
     data = Path(args.data)
-    # this process is the gateway (and the ladder's result consumer): its log is JSON lines in a file,
-    # the terminal gets the few lines below; the workers log to their own files
-    configure(json=True, level=s["log_level"], service="gateway", file=data / "logs" / "gateway.log")
     listen = s["listen"] or "127.0.0.1:50051"
     strong_admin_token(s)
     tls = listen_tls(s, listen)
@@ -103,6 +100,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
         raise CliError("with --tls-cert, give --tls-ca too: the gateway verifies its workers (same certificate)", 2)
     limits = rate_limits(s)
     metrics_port = int(s["metrics_port"])
+    # this process is the gateway (and the ladder's result consumer): its log is JSON lines in a file,
+    # the terminal gets the few lines below; the workers log to their own files
+    configure(json=True, level=s["log_level"], service="gateway", file=data / "logs" / "gateway.log")
 
     async def main(stop: asyncio.Event) -> None:
         arena = LocalArena(
@@ -164,7 +164,11 @@ RATE_SETTINGS = ("session_opens_per_min", "match_requests_per_min", "rate_window
 
 
 def add_parser(sub: Any) -> None:
-    p = sub.add_parser("serve", help="an all-in-one local arena: Redis, gateway and referee workers")
+    p = sub.add_parser(
+        "serve", help="an all-in-one local arena: Redis, gateway and referee workers",
+        epilog="With --metrics-port N, /metrics and /healthz of the gateway (and ladder) are on port N and "
+        "worker I's on N+1+I. Logs: JSON lines in DATA/logs/ (gateway.log, worker-I.log).",
+    )  # fmt: skip
     add_settings(p, "listen", "admin_token", "metrics_port", "log_level", "tls_cert", "tls_key", "tls_ca",
                  *RATE_SETTINGS)  # fmt: skip
     p.add_argument("--data", default="arena-data", help="folder for Redis data, logs and the admin token")
