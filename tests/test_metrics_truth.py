@@ -175,6 +175,21 @@ def test_the_documented_families_are_the_registered_ones() -> None:
         assert {n for n, kinds in names.items() if kind in kinds} == metrics.family_names(kind), kind
 
 
+def test_the_label_values_started_at_0_are_the_ones_the_code_uses() -> None:
+    """The pre-started series are the real ones: every Redis op the code counts (in the process kind that
+    counts it) and every forfeit reason the referee gives."""
+    root = Path(__file__).resolve().parents[1]
+    counted = re.compile(r'(?:REDIS_ERRORS\.labels|self\._redis)\(\s*"([a-z-]+)"')
+    where = {metrics.WORKER: ["arena/service/worker.py"],
+             metrics.GATEWAY: ["arena/service/gateway.py", "arena/service/sessions.py", "arena/service/relay.py"],
+             metrics.LADDER: ["arena/ladder/runner.py"]}  # fmt: skip
+    for kind, files in where.items():
+        ops = {op for f in files for op in counted.findall((root / f).read_text())}
+        assert ops and ops <= set(metrics.REDIS_OPS[kind]), (kind, ops - set(metrics.REDIS_OPS[kind]))
+    reasons = set(re.findall(r'self\._forfeit\(\w+, "([a-z]+)"\)', (root / "referee" / "match.py").read_text()))
+    assert reasons == set(metrics.FORFEIT_REASONS)
+
+
 # ---------------------------------------------------------------------- arena serve: gateway+ladder, workers
 
 
