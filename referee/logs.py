@@ -44,6 +44,15 @@ def _add_service(service: str) -> structlog.types.Processor:
     return add
 
 
+def _one_line_error(logger: Any, method: str, event: structlog.types.EventDict) -> structlog.types.EventDict:
+    """``error=str(e)`` of a gRPC error is several lines (``<AioRpcError of RPC that terminated with:...``):
+    one line, whatever the renderer."""
+    error = event.get("error")
+    if isinstance(error, str) and "\n" in error:
+        event["error"] = " ".join(error.split())
+    return event
+
+
 def wants_json(stream: TextIO | None = None) -> bool:
     """The rule for commands that may be a service or a person's terminal (``arena bot run``): JSON
     unless the stream is a terminal."""
@@ -84,7 +93,8 @@ def configure(
         exceptions = structlog.processors.format_exc_info
         renderer = structlog.dev.ConsoleRenderer(colors=file is None and stream.isatty())
     structlog.configure(
-        processors=[structlog.contextvars.merge_contextvars, *common, _add_logger_name, exceptions, renderer],
+        processors=[structlog.contextvars.merge_contextvars, *common, _add_logger_name, _one_line_error, exceptions,
+                    renderer],
         wrapper_class=structlog.make_filtering_bound_logger(logging.getLevelName(level.upper())),
         logger_factory=lambda *args: _NamedLogger(stream, str(args[0]) if args else ""),
         cache_logger_on_first_use=True,

@@ -166,7 +166,8 @@ def test_every_service_logs_json_lines_and_errors_as_one_line(
     for p in refused:
         lines = p.lines()
         assert lines and lines[-1].startswith("arena: error: ") and "refused the bot" in lines[-1], lines
-        parsed(lines[:-1], "bot")
+        for e in parsed(lines[:-1], "bot"):
+            assert "\n" not in e.get("error", ""), e  # a gRPC error's text, on one line
 
 
 PROBE = """
