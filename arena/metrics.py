@@ -1,46 +1,374 @@
-"""Every Prometheus metric the arena's processes export, in one place.
+"""Every Prometheus metric the arena's processes export, each declared for the kinds of process that
+export it, so that a process shows its own figures only (a gateway has no worker counters stuck at 0).
 
-Workers count what their matches do (from the transcript lines they record, so the figures agree
-with the transcripts); every process reports the queue it sees. ``serve(port)`` starts the
-``/metrics`` HTTP endpoint; port 0 means no endpoint (tests, local runs).
+Kinds: ``gateway`` (bot sessions, relayed streams, match requests, and the arena-wide queue read from
+Redis when scraped: one series however many workers run), ``worker`` (what its matches do, counted from
+the transcript lines it records, so the figures agree with the transcripts), ``ladder`` (results
+applied, scheduling, and its lag read from Redis when scraped). ``arena serve`` runs gateway and ladder
+in one process. Labelled counters start with every known label value at 0, so each series exists from
+the first scrape and ``rate()`` sees the first increment.
+
+``serve(...)`` starts the process's HTTP listener: ``/metrics`` (Prometheus text), ``/healthz`` (200
+``ok``, or 503 when Redis does not answer) and ``/`` (an index). Port 0 means no listener (tests, local
+runs). docs/operations.md lists the families per process; tests/test_metrics_truth.py holds it to that.
 """
 
 from __future__ import annotations
 
-from typing import Final
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from socketserver import ThreadingMixIn
+from typing import Any, Final
+from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
-from prometheus_client import Counter, Gauge, Histogram, start_http_server
+import redis
+import structlog
+from prometheus_client import (
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    GCCollector,
+    Histogram,
+    PlatformCollector,
+    ProcessCollector,
+    disable_created_metrics,
+    make_wsgi_app,
+)
+from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
 
-MATCHES_RUNNING: Final = Gauge("arena_matches_running", "Matches this worker is refereeing now")
-QUEUE_DEPTH: Final = Gauge("arena_queue_depth", "Matches waiting for a worker", ["priority"])
-MATCHES_FINISHED: Final = Counter("arena_matches_finished_total", "Matches finished here", ["end_reason"])
-MATCHES_RESUMED: Final = Counter("arena_matches_resumed_total", "Matches taken over from another worker")
+from arena import keys
+from arena.redis_client import connect
+from referee.wire.values import EndReason
+
+log = structlog.get_logger("arena.metrics")
+
+GATEWAY: Final = "gateway"
+WORKER: Final = "worker"
+LADDER: Final = "ladder"
+KINDS: Final = (GATEWAY, WORKER, LADDER)
+
+disable_created_metrics()  # type: ignore[no-untyped-call] # no ``*_created`` series beside every counter: nothing here reads them
+
+# ---------------------------------------------------------------------- families kept in the process
+
+# worker
+MATCHES_RUNNING: Final = Gauge("arena_matches_running", "Matches this worker is refereeing now", registry=None)
+MATCHES_FINISHED: Final = Counter(
+    "arena_matches_finished_total", "Matches finished on this worker", ["end_reason"], registry=None
+)
+MATCHES_RESUMED: Final = Counter(
+    "arena_matches_resumed_total", "Matches this worker took over from another (lease run out)", registry=None
+)
 MOVE_LATENCY: Final = Histogram(
     "arena_move_seconds",
     "Time from a turn sent to the action taken, as the referee measured it",
     buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0),
+    registry=None,
 )
-TIMEOUTS: Final = Counter("arena_timeouts_total", "Moves not answered by the deadline (strikes)")
-REFUSALS: Final = Counter("arena_refusals_total", "Actions refused (syntax or illegal)")
-FORFEITS: Final = Counter("arena_forfeits_total", "Seats forfeited", ["reason"])
-LEASES_HELD: Final = Gauge("arena_worker_leases", "Match leases this worker holds")
-LEASES_LOST: Final = Counter("arena_worker_leases_lost_total", "Leases another worker took over from this one")
-REDIS_ERRORS: Final = Counter("arena_redis_errors_total", "Redis calls that failed and were retried", ["op"])
-BOT_SESSIONS: Final = Gauge("arena_bot_sessions", "Bot sessions open on this gateway")
-LADDER_APPLIED: Final = Counter("arena_ladder_results_applied_total", "Results applied to the Elo ladders")
-LADDER_SCHEDULED: Final = Counter("arena_ladder_matches_scheduled_total", "Rated matches the scheduler queued")
-LADDER_PAUSED: Final = Gauge("arena_ladder_paused_bots", "Bots off the ladder after forfeiting in a row")
-RELAYED_STREAMS: Final = Gauge("arena_relayed_play_streams", "Bot Play streams this gateway relays to workers")
+TIMEOUTS: Final = Counter("arena_timeouts_total", "Moves not answered by the deadline (strikes)", registry=None)
+REFUSALS: Final = Counter("arena_refusals_total", "Actions refused (syntax or illegal)", registry=None)
+FORFEITS: Final = Counter("arena_forfeits_total", "Seats forfeited", ["reason"], registry=None)
+LEASES_HELD: Final = Gauge("arena_worker_leases", "Match leases this worker holds", registry=None)
+LEASES_LOST: Final = Counter(
+    "arena_worker_leases_lost_total", "Leases another worker took over from this one", registry=None
+)
+# gateway
+BOT_SESSIONS: Final = Gauge("arena_bot_sessions", "Bot sessions open on this gateway", registry=None)
+RELAYED_STREAMS: Final = Gauge(
+    "arena_relayed_play_streams", "Bot Play streams this gateway relays to workers", registry=None
+)
 RELAY_REATTACHED: Final = Counter(
-    "arena_relay_reattached_total", "Relayed matches re-attached to a new worker after theirs was lost"
+    "arena_relay_reattached_total", "Relayed matches re-attached to a new worker after theirs was lost",
+    registry=None,
+)  # fmt: skip
+MATCHES_REQUESTED: Final = Counter(
+    "arena_matches_requested_total", "Matches queued through this gateway", registry=None
 )
-MATCHES_REQUESTED: Final = Counter("arena_matches_requested_total", "Matches queued through this gateway")
+# ladder
+LADDER_APPLIED: Final = Counter(
+    "arena_ladder_results_applied_total", "Results applied to the Elo ladders", registry=None
+)
+LADDER_SCHEDULED: Final = Counter(
+    "arena_ladder_matches_scheduled_total", "Rated matches the scheduler queued", registry=None
+)
+LADDER_PAUSED: Final = Gauge("arena_ladder_paused_bots", "Bots off the ladder after forfeiting in a row", registry=None)
+# every kind
+REDIS_ERRORS: Final = Counter(
+    "arena_redis_errors_total", "Redis calls that failed (retried, or answered UNAVAILABLE)", ["op"], registry=None
+)
+
+FORFEIT_REASONS: Final = ("disconnected", "refusals", "strikes")  # referee.match's ``_forfeit`` calls
+REDIS_OPS: Final[dict[str, tuple[str, ...]]] = {
+    GATEWAY: ("gateway", "sessions-read", "sessions-beat", "scrape", "health"),
+    WORKER: ("claim", "reclaim", "heartbeat", "spec", "events", "announce", "complete", "renew", "authorize",
+             "health"),
+    LADDER: ("ladder-consume", "ladder-schedule", "scrape", "health"),
+}
+FAMILIES: Final[dict[str, tuple[Any, ...]]] = {
+    GATEWAY: (BOT_SESSIONS, RELAYED_STREAMS, RELAY_REATTACHED, MATCHES_REQUESTED, REDIS_ERRORS),
+    WORKER: (MATCHES_RUNNING, MATCHES_FINISHED, MATCHES_RESUMED, MOVE_LATENCY, TIMEOUTS, REFUSALS, FORFEITS,
+             LEASES_HELD, LEASES_LOST, REDIS_ERRORS),
+    LADDER: (LADDER_APPLIED, LADDER_SCHEDULED, LADDER_PAUSED, REDIS_ERRORS),
+}
+
+# ---------------------------------------------------------------------- families read from Redis on scrape
+
+QUEUE_DEPTH: Final = "arena_queue_depth"
+MATCHES_BY_STATE: Final = "arena_matches"
+LADDER_LAG: Final = "arena_ladder_lag_seconds"
+LADDER_UNAPPLIED: Final = "arena_ladder_unapplied_results"
+UNAPPLIED_CAP: Final = 1000  # Redis < 7 has no group lag: undelivered results are counted up to this many
+SCRAPED: Final[dict[str, tuple[str, ...]]] = {
+    GATEWAY: (QUEUE_DEPTH, MATCHES_BY_STATE),
+    WORKER: (),
+    LADDER: (LADDER_LAG, LADDER_UNAPPLIED),
+}
 
 
-def serve(port: int, address: str = "0.0.0.0") -> None:
-    """Serve ``/metrics`` on ``port`` (0: not at all); OSError naming the port when it is taken."""
-    if port:
+def family_names(kind: str) -> set[str]:
+    """The metric family names a process of ``kind`` exports (counters without ``_total``, as the
+    text parser names them)."""
+    names = {m._name for m in FAMILIES[kind]} | set(SCRAPED[kind])
+    return names
+
+
+SCRAPED_LABELS: Final[dict[str, tuple[str, ...]]] = {
+    QUEUE_DEPTH: ("priority",), MATCHES_BY_STATE: ("state",), LADDER_LAG: (), LADDER_UNAPPLIED: (),
+}
+
+
+def family_labels() -> dict[str, set[str]]:
+    """Every arena family's label names (a histogram's buckets add ``le``)."""
+    out = {m._name: set(m._labelnames) | ({"le"} if isinstance(m, Histogram) else set())
+           for kind in KINDS for m in FAMILIES[kind]}  # fmt: skip
+    out.update({name: set(labels) for name, labels in SCRAPED_LABELS.items()})
+    return out
+
+
+def all_family_names() -> set[str]:
+    """Every arena family any process exports (what dashboards and alert rules may reference)."""
+    return set().union(*(family_names(k) for k in KINDS))
+
+
+class QueueCollector(Collector):
+    """``arena_queue_depth{priority}`` (queued, not yet claimed) and ``arena_matches{state}`` (queued,
+    running: leased to a worker), read from the queue streams in one pipelined round trip per scrape."""
+
+    def __init__(self, client: redis.Redis) -> None:
+        self.r = client
+
+    def describe(self) -> Iterable[Metric]:
+        return [GaugeMetricFamily(QUEUE_DEPTH, ""), GaugeMetricFamily(MATCHES_BY_STATE, "")]
+
+    def collect(self) -> Iterable[Metric]:
+        from arena.service.queue import PRIORITIES  # not at import time: arena.service imports this module
+
         try:
-            start_http_server(port, addr=address)
-        except OSError as e:
-            raise OSError(e.errno, f"cannot serve /metrics on {address}:{port}: {e.strerror or e}") from e
+            pipe = self.r.pipeline(transaction=False)
+            for p in PRIORITIES:
+                pipe.xlen(keys.queue(p))
+                pipe.xpending(keys.queue(p), keys.CONSUMER_GROUP)
+            replies = pipe.execute(raise_on_error=False)
+            for reply in replies:
+                if isinstance(reply, (redis.ConnectionError, redis.TimeoutError)):
+                    raise reply
+        except redis.RedisError as e:
+            _scrape_failed(e)
+            return []
+        depth = GaugeMetricFamily(QUEUE_DEPTH, "Matches waiting for a worker (all workers)", labels=["priority"])
+        running = 0
+        for i, p in enumerate(PRIORITIES):
+            length, pending = replies[2 * i], replies[2 * i + 1]
+            leased = 0 if isinstance(pending, Exception) else int(pending["pending"])  # no group yet: none
+            depth.add_metric([p.value], max(0, int(length) - leased))
+            running += leased
+        queued = sum(s.value for s in depth.samples)
+        states = GaugeMetricFamily(MATCHES_BY_STATE, "Matches in the arena by state", labels=["state"])
+        states.add_metric(["queued"], queued)
+        states.add_metric(["running"], running)
+        return [depth, states]
+
+
+class LadderLagCollector(Collector):
+    """``arena_ladder_lag_seconds`` (age of the oldest result the ladder has not applied; 0 when caught
+    up) and ``arena_ladder_unapplied_results``, from the ``ladder`` group on ``arena:results`` (two
+    round trips per scrape; result ids are their append times)."""
+
+    def __init__(self, client: redis.Redis) -> None:
+        self.r = client
+
+    def describe(self) -> Iterable[Metric]:
+        return [GaugeMetricFamily(LADDER_LAG, ""), GaugeMetricFamily(LADDER_UNAPPLIED, "")]
+
+    def collect(self) -> Iterable[Metric]:
+        try:
+            lag_s, unapplied = self._read()
+        except redis.RedisError as e:
+            _scrape_failed(e)
+            return []
+        return [
+            GaugeMetricFamily(LADDER_LAG, "Age of the oldest result not yet applied to the ladder", value=lag_s),
+            GaugeMetricFamily(
+                LADDER_UNAPPLIED, f"Results not yet applied to the ladder (counted up to {UNAPPLIED_CAP} on "
+                "Redis < 7)", value=unapplied,
+            ),
+        ]  # fmt: skip
+
+    def _read(self) -> tuple[float, int]:
+        stream = keys.results()
+        try:
+            groups: Any = self.r.xinfo_groups(stream)
+        except redis.ResponseError:  # no results stream yet
+            return 0.0, 0
+        group = next((g for g in groups if keys.text(g["name"]) == keys.LADDER_GROUP), None)
+        last = keys.text(group["last-delivered-id"]) if group else "0-0"
+        pending = int(group["pending"]) if group else 0
+        oldest: list[str] = []
+        if pending:
+            summary: Any = self.r.xpending(stream, keys.LADDER_GROUP)
+            if summary.get("min"):
+                oldest.append(keys.text(summary["min"]))
+        lag = group.get("lag") if group else None
+        cap = 1 if lag is not None else UNAPPLIED_CAP
+        undelivered: Any = self.r.xrange(stream, min=f"({last}", count=cap)
+        if undelivered:
+            oldest.append(keys.text(undelivered[0][0]))
+        waiting = int(lag) if lag is not None else len(undelivered)
+        if not oldest:
+            return 0.0, pending + waiting
+        first_ms = min(int(i.split("-")[0]) for i in oldest)
+        return max(0.0, time.time() - first_ms / 1000), pending + waiting
+
+
+def _scrape_failed(e: Exception) -> None:
+    REDIS_ERRORS.labels("scrape").inc()
+    log.warning("redis unavailable on scrape", op="scrape", error=str(e)[:200])
+
+
+# ---------------------------------------------------------------------- the HTTP listener
+
+
+def registry_for(kinds: Sequence[str], client: redis.Redis | None = None) -> CollectorRegistry:
+    """The registry a process of these kinds serves: its families (labelled ones started at every known
+    label value), the Redis-read ones when ``client`` is given, and the process/GC/platform figures."""
+    reg = CollectorRegistry(auto_describe=True)
+    if client is not None:  # first: a failed read counts in this very scrape's arena_redis_errors_total
+        if GATEWAY in kinds:
+            reg.register(QueueCollector(client))
+        if LADDER in kinds:
+            reg.register(LadderLagCollector(client))
+    seen: set[int] = set()
+    for kind in kinds:
+        for family in FAMILIES[kind]:
+            if id(family) not in seen:
+                seen.add(id(family))
+                reg.register(family)
+        for op in REDIS_OPS[kind]:
+            REDIS_ERRORS.labels(op)
+    if WORKER in kinds:
+        for end in EndReason:
+            MATCHES_FINISHED.labels(end.value)
+        for reason in FORFEIT_REASONS:
+            FORFEITS.labels(reason)
+    ProcessCollector(registry=reg)
+    PlatformCollector(registry=reg)
+    GCCollector(registry=reg)
+    return reg
+
+
+def host_of(listen: str) -> str:
+    """The host part of a ``HOST:PORT`` listen address (``[::1]:N`` gives ``::1``; none: all IPv4)."""
+    host = listen.rpartition(":")[0] if ":" in listen else ""
+    return host.strip("[]") or "0.0.0.0"
+
+
+class _ThreadingServer(ThreadingMixIn, WSGIServer):
+    daemon_threads = True
+
+
+class _QuietHandler(WSGIRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:
+        """No access log: scrapes every few seconds would drown the process's own lines."""
+
+
+def _app(registry: CollectorRegistry, health: Callable[[], str | None], kinds: Sequence[str]) -> Any:
+    metrics_app = make_wsgi_app(registry)
+    index = (
+        f"<html><body><p>arena {' + '.join(kinds)}</p>"
+        '<ul><li><a href="/metrics">/metrics</a></li><li><a href="/healthz">/healthz</a></li></ul></body></html>\n'
+    ).encode()
+
+    def app(environ: dict[str, Any], start_response: Any) -> list[bytes]:
+        path = environ.get("PATH_INFO", "/")
+        if path == "/metrics":
+            body: list[bytes] = metrics_app(environ, start_response)
+            return body
+        if path == "/healthz":
+            problem = health()
+            status, text = ("200 OK", b"ok\n") if problem is None else ("503 Service Unavailable",
+                                                                       f"unhealthy: {problem}\n".encode())  # fmt: skip
+            start_response(status, [("Content-Type", "text/plain; charset=utf-8")])
+            return [text]
+        if path == "/":
+            start_response("200 OK", [("Content-Type", "text/html; charset=utf-8")])
+            return [index]
+        start_response("404 Not Found", [("Content-Type", "text/plain; charset=utf-8")])
+        return [b"not found: try /metrics, /healthz\n"]
+
+    return app
+
+
+def redis_health(client: redis.Redis) -> Callable[[], str | None]:
+    """A ``/healthz`` check: None when Redis answers a PING, else why not (counted as a Redis error)."""
+
+    def check() -> str | None:
+        try:
+            client.ping()
+        except redis.RedisError as e:
+            REDIS_ERRORS.labels("health").inc()
+            return f"redis: {str(e)[:200]}"
+        return None
+
+    return check
+
+
+class MetricsServer:
+    """The running listener (``close()`` stops it; tests)."""
+
+    def __init__(self, httpd: WSGIServer, thread: threading.Thread, client: redis.Redis | None) -> None:
+        self.httpd, self.thread, self.client = httpd, thread, client
+        self.port: int = httpd.server_address[1]
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+        if self.client is not None:
+            self.client.close()
+
+
+def serve(
+    port: int, listen: str = "", kinds: Sequence[str] = (), redis_url: str = ""
+) -> MetricsServer | None:
+    """Serve ``/metrics``, ``/healthz`` and ``/`` for a process of ``kinds`` on the host of ``listen``
+    (the process's gRPC listen address: a loopback service keeps its metrics on loopback) and ``port``
+    (0: not at all). OSError naming the address when it cannot bind."""
+    if not port:
+        return None
+    host = host_of(listen)
+    client = connect(redis_url, timeout_s=2.0) if redis_url else None
+    registry = registry_for(kinds, client)
+    health = redis_health(client) if client is not None else (lambda: None)
+    try:
+        family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
+        server_class = type("MetricsHTTPServer", (_ThreadingServer,), {"address_family": family})
+        httpd: WSGIServer = make_server(host, port, _app(registry, health, kinds), server_class, _QuietHandler)
+    except OSError as e:
+        if client is not None:
+            client.close()
+        raise OSError(e.errno, f"cannot serve /metrics on {host}:{port}: {e.strerror or e}") from e
+    thread = threading.Thread(target=httpd.serve_forever, name="metrics-http", daemon=True)
+    thread.start()
+    return MetricsServer(httpd, thread, client)

@@ -488,7 +488,8 @@ def test_a_busy_metrics_port_is_a_clear_error(busy_port: int) -> None:
     done = arena("worker", "--listen", "127.0.0.1:0", "--metrics-port", str(busy_port), "--redis", f"redis://{DEAD}/0",
                  timeout=30)  # fmt: skip
     assert done.returncode == 1
-    assert f"arena: error: cannot serve /metrics on 0.0.0.0:{busy_port}: Address already in use" in one_clear_line(
+    # the metrics listener binds the service's host (here the loopback of --listen)
+    assert f"arena: error: cannot serve /metrics on 127.0.0.1:{busy_port}: Address already in use" in one_clear_line(
         done.stderr
     )
 

@@ -385,7 +385,7 @@ def test_gateway_and_worker_processes_serve_grpc_health_and_prometheus_metrics(r
     try:
         for port, metrics_port, metric in (
             (gw, gw_metrics, "arena_bot_sessions"),
-            (wk, wk_metrics, "arena_queue_depth"),
+            (wk, wk_metrics, "arena_matches_running"),
         ):
             deadline = time.monotonic() + 30
             while True:

@@ -38,7 +38,8 @@ def cmd_bot_run(args: argparse.Namespace) -> int:
     from sdk.bots import make_bot
     from sdk.client import AuthenticationError, BotClient, load_bot
 
-    configure(json=False, level=args.log_level)
+    # a bot left running is a service: JSON lines unless a person watches stderr (docs/operations.md)
+    configure(json={"auto": None, "json": True, "console": False}[args.log_format], level=args.log_level, service="bot")
     s = settings(args)
     kwargs: dict[str, Any] = {"time_per_move": args.time_per_move} if args.time_per_move else {}
     if args.rollouts:
@@ -157,6 +158,8 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--rollouts", type=_rollouts, help="reference bot 'strong': N rollouts a move instead of a clock, "
                    "or 'measured' (the counts of its strength figures)")  # fmt: skip
     p.add_argument("--log-level", default="INFO")
+    p.add_argument("--log-format", choices=("auto", "json", "console"), default="auto",
+                   help="auto (default): JSON lines unless stderr is a terminal")  # fmt: skip
     for name in ("tls", "tls_ca", "tls_server_name"):
         setting = SETTINGS[name]
         kind: dict[str, Any] = {"action": "store_true", "default": None} if name == "tls" else {}

@@ -189,12 +189,12 @@ def cmd_ladder_run(args: argparse.Namespace) -> int:
     from referee.wire import ladder_pb2
 
     s = settings(args)
-    configure(json=True, level=s["log_level"])
-    metrics.serve(int(s["metrics_port"]))
+    configure(json=True, level=s["log_level"], service="ladder")
     config = SchedulerConfig(
         games=tuple(args.game or SchedulerConfig().games), queue_depth=args.queue_depth, max_rate=args.max_rate
     )
     listen = s["listen"] or "0.0.0.0:50071"
+    metrics.serve(int(s["metrics_port"]), listen, [metrics.LADDER], s["redis_url"])
     tls = listen_tls(s, listen)
     runner = LadderRunner(s["redis_url"], config, schedule=not args.no_schedule)
 

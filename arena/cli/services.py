@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 from pathlib import Path
 from typing import Any
 
@@ -31,11 +30,11 @@ def cmd_worker(args: argparse.Namespace) -> int:
     from referee.logs import configure
 
     s = settings(args)
-    configure(json=True, level=s["log_level"])
+    configure(json=True, level=s["log_level"], service="worker")
     listen = s["listen"] or "0.0.0.0:50061"
     strong_admin_token(s)
     tls = listen_tls(s, listen)
-    metrics.serve(int(s["metrics_port"]))
+    metrics.serve(int(s["metrics_port"]), listen, [metrics.WORKER], s["redis_url"])
 
     async def main(stop: asyncio.Event) -> None:
         worker = Worker(
@@ -57,13 +56,13 @@ def cmd_gateway(args: argparse.Namespace) -> int:
     from referee.logs import configure
 
     s = settings(args)
-    configure(json=True, level=s["log_level"])
+    configure(json=True, level=s["log_level"], service="gateway")
     listen = s["listen"] or "0.0.0.0:50051"
     strong_admin_token(s)
     tls = listen_tls(s, listen)
     worker_tls = dial_tls(s)
     limits = rate_limits(s)
-    metrics.serve(int(s["metrics_port"]))
+    metrics.serve(int(s["metrics_port"]), listen, [metrics.GATEWAY], s["redis_url"])
 
     async def main(stop: asyncio.Event) -> None:
         if s["admin_token"]:  # the deployment's secret: its hash is what admin calls are checked against
@@ -93,23 +92,26 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from referee.logs import configure
 
     s = settings(args)
-    configure(json=False, level=s["log_level"])
+    data = Path(args.data)
     listen = s["listen"] or "127.0.0.1:50051"
     strong_admin_token(s)
     tls = listen_tls(s, listen)
     if tls is not None and not s["tls_ca"]:
         raise CliError("with --tls-cert, give --tls-ca too: the gateway verifies its workers (same certificate)", 2)
     limits = rate_limits(s)
-    metrics.serve(int(s["metrics_port"]))
-    data = Path(args.data)
+    metrics_port = int(s["metrics_port"])
+    # this process is the gateway (and the ladder's result consumer): its log is JSON lines in a file,
+    # the terminal gets the few lines below; the workers log to their own files
+    configure(json=True, level=s["log_level"], service="gateway", file=data / "logs" / "gateway.log")
 
     async def main(stop: asyncio.Event) -> None:
         arena = LocalArena(
             data, workers=args.workers, redis_url=args.redis, gateway_address=listen,
             admin_token=s["admin_token"] or None, log_level=s["log_level"], gateway_extra=host_ladder,
-            tls=tls, tls_ca=Path(s["tls_ca"]) if tls is not None else None, limits=limits,
+            tls=tls, tls_ca=Path(s["tls_ca"]) if tls is not None else None, limits=limits, metrics_port=metrics_port,
         )  # fmt: skip
         async with arena:
+            metrics.serve(metrics_port, listen, [metrics.GATEWAY, metrics.LADDER], arena.redis_url)
             # rated results count as they come: the ladder applies them (scheduling stays `arena ladder run`'s)
             runner = LadderRunner(arena.redis_url, SchedulerConfig(), schedule=False)
             threads = runner.start()
@@ -117,6 +119,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
                 f"arena serving: gateway {arena.gateway}{' (TLS)' if tls else ''}, Redis {arena.redis_url}, "
                 f"{args.workers} worker(s); admin token in {data / 'admin-token'}; logs in {arena.logs}"
             )
+            if metrics_port:
+                console.print(
+                    f"metrics: gateway and ladder on port {metrics_port}, workers on "
+                    f"{metrics_port + 1}-{metrics_port + args.workers} (/metrics, /healthz)"
+                )
             await stop.wait()
             console.print("stopping")
             await asyncio.to_thread(runner.stop, threads)
@@ -126,11 +133,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def cmd_referee_serve(args: argparse.Namespace) -> int:
+    import structlog
+
     from referee.logs import configure
     from referee.server import Referee, start_server
     from referee.wire.values import token_sha256
 
-    configure(json=True, level=args.log_level)
+    configure(json=True, level=args.log_level, service="referee")
     tls = listen_tls(settings(args), f"{args.host}:{args.port}")
     if args.admin_token:
         strong_admin_token({"admin_token": args.admin_token})
@@ -140,7 +149,7 @@ def cmd_referee_serve(args: argparse.Namespace) -> int:
         for token in args.allow_token or ():
             referee.allow_token(token_sha256(token), "cli")
         server, port = await start_server(referee, f"{args.host}:{args.port}", tls)
-        print(json.dumps({"event": "listening", "port": port}), flush=True)
+        structlog.get_logger("referee.serve").info("listening", host=args.host, port=port, tls=tls is not None)
         await server.wait_for_termination()
 
     try:
@@ -155,7 +164,11 @@ RATE_SETTINGS = ("session_opens_per_min", "match_requests_per_min", "rate_window
 
 
 def add_parser(sub: Any) -> None:
-    p = sub.add_parser("serve", help="an all-in-one local arena: Redis, gateway and referee workers")
+    p = sub.add_parser(
+        "serve", help="an all-in-one local arena: Redis, gateway and referee workers",
+        epilog="With --metrics-port N, /metrics and /healthz of the gateway (and ladder) are on port N and "
+        "worker I's on N+1+I. Logs: JSON lines in DATA/logs/ (gateway.log, worker-I.log).",
+    )  # fmt: skip
     add_settings(p, "listen", "admin_token", "metrics_port", "log_level", "tls_cert", "tls_key", "tls_ca",
                  *RATE_SETTINGS)  # fmt: skip
     p.add_argument("--data", default="arena-data", help="folder for Redis data, logs and the admin token")

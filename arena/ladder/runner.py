@@ -118,12 +118,17 @@ class LadderRunner:
     # ------------------------------------------------------------------ loops
 
     def consume(self) -> None:
-        """Apply results until stopped (a thread: the ladder's Redis calls block)."""
+        """Apply results until stopped (a thread: the ladder's Redis calls block). In bursts, so that
+        ``arena_ladder_results_applied_total`` counts as results are applied (a blocking ``consume``
+        returns its count only when stopped); an idle ladder looks again every ``tick_s``."""
         while not self._stop.is_set():
             try:
-                applied = self.ladder.consume(self.consumer, block_ms=1_000, stop=self._stop.is_set)
+                applied = self.ladder.consume(self.consumer, burst=True, stop=self._stop.is_set)
                 metrics.LADDER_APPLIED.inc(applied)
+                if not applied:
+                    self._stop.wait(self.tick_s)
             except (redis.ConnectionError, redis.TimeoutError) as e:
+                metrics.REDIS_ERRORS.labels("ladder-consume").inc()
                 log.warning("redis unavailable, retrying", error=str(e)[:200])
                 self._stop.wait(1.0)
 
@@ -153,6 +158,7 @@ class LadderRunner:
                 if left is None or left > 0:
                     self.scheduler.tick(self.queue.depth()[Priority.LADDER.value], bots, limit=left)
             except (redis.ConnectionError, redis.TimeoutError) as e:
+                metrics.REDIS_ERRORS.labels("ladder-schedule").inc()
                 log.warning("redis unavailable, retrying", error=str(e)[:200])
                 self._stop.wait(1.0)
             except (MatchRequestError, DuplicateMatchError):

@@ -88,6 +88,7 @@ class LocalArena:
         tls_ca: Path | None = None,
         limiter: Any = None,
         limits: Any = None,
+        metrics_port: int = 0,
     ) -> None:
         self.data_dir = data_dir
         self.n_workers = workers
@@ -101,6 +102,7 @@ class LocalArena:
         self.tls_ca = tls_ca  # what the gateway trusts dialling its workers (and what clients need)
         self.limiter = limiter  # a ready RateLimiter (tests), else one from ``limits`` (RateLimits; None: defaults)
         self.limits = limits
+        self.metrics_port = metrics_port  # the gateway's (served by the caller); worker i gets metrics_port + 1 + i
         self.redis: RedisProcess | None = None
         self.workers: list[WorkerProcess] = []
         self.gateway = ""
@@ -153,10 +155,13 @@ class LocalArena:
         log_path = self.logs / f"worker-{index}.log"
         log_file = log_path.open("ab")
         env = {**os.environ, "ARENA_ADMIN_TOKEN": "", "ARENA_TLS_CERT": "", "ARENA_TLS_KEY": ""}
+        # explicit, so that an ARENA_METRICS_PORT meant for the gateway does not give every worker its port
+        metrics = ["--metrics-port", str(self.metrics_port + 1 + index if self.metrics_port else 0)]
         process = subprocess.Popen(
             arena_command(
                 "worker", "--redis", self.redis_url, "--listen", "127.0.0.1:0", "--log-level", self.log_level,
-                "--worker-id", f"local-{index}-{secrets.token_hex(2)}", *self._worker_tls_args(), *self.worker_args,
+                "--worker-id", f"local-{index}-{secrets.token_hex(2)}", *metrics, *self._worker_tls_args(),
+                *self.worker_args,
             ),
             stdout=log_file,
             stderr=subprocess.STDOUT,

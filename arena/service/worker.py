@@ -274,8 +274,6 @@ class Worker:
         pipe.expire(keys.worker(self.worker_id), WORKER_TTL_S)
         pipe.sadd(keys.workers(), self.worker_id)
         pipe.execute()
-        for priority, depth in self.queue.depth().items():
-            metrics.QUEUE_DEPTH.labels(priority).set(depth)
         metrics.LEASES_HELD.set(len(self.running))
         metrics.MATCHES_RUNNING.set(len(self.running))
 
