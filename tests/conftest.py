@@ -6,6 +6,8 @@ A Docker engine that answers gets a testcontainers Redis; otherwise a ``redis-se
 
 from __future__ import annotations
 
+import os
+import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,6 +16,22 @@ import pytest
 import redis
 
 from arena.local.redisproc import RedisProcess
+
+
+def in_ci() -> bool:
+    """Under CI (``CI`` set, as .ci/run does), which installs every tool the tests use."""
+    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
+
+
+def require_tool(name: str, install: str) -> str:
+    """The tool's path; a missing tool skips the test on a developer's machine and fails it under CI."""
+    path = shutil.which(name)
+    if path is None:
+        message = f"{name} is not installed ({install})"
+        if in_ci():
+            pytest.fail(message + "; .ci/run installs it", pytrace=False)
+        pytest.skip(message)
+    return path
 
 
 def _docker_answers() -> bool:

@@ -6,15 +6,14 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
 
-import pytest
 import yaml  # type: ignore[import-untyped]
 
 from arena import metrics
+from tests.conftest import require_tool
 
 DEPLOY = Path(__file__).resolve().parents[1] / "deploy"
 RULES = DEPLOY / "prometheus" / "alerts.yml"
@@ -124,8 +123,8 @@ def test_the_dashboard_parses_and_its_panels_query_registered_metrics() -> None:
     assert metrics.all_family_names() - queried == set()
 
 
-@pytest.mark.skipif(shutil.which("promtool") is None, reason="promtool is not installed (apt-get install prometheus)")
 def test_promtool_checks_and_unit_tests_the_rules() -> None:
-    for argv in (["promtool", "check", "rules", str(RULES)], ["promtool", "test", "rules", str(RULES_TEST)]):
+    promtool = require_tool("promtool", "apt-get install prometheus")
+    for argv in ([promtool, "check", "rules", str(RULES)], [promtool, "test", "rules", str(RULES_TEST)]):
         done = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False)
         assert done.returncode == 0, done.stdout + done.stderr
