@@ -107,3 +107,17 @@ def test_queued_matches_and_results_survive_a_redis_restart(tmp_path: Path) -> N
             q2.enqueue(match("a"))
     finally:
         server.stop()
+
+
+def test_a_local_redis_runs_with_the_shipped_persistence_settings(tmp_path: Path) -> None:
+    """``arena local``/``arena serve``'s redis-server loads deploy/redis.conf, then its own overrides."""
+    server = RedisProcess(tmp_path / "data").start()
+    try:
+        r = redis.Redis.from_url(server.url, decode_responses=True)
+        settings = {k: v for name in ("appendonly", "auto-aof-rewrite-min-size", "maxmemory-policy", "tcp-keepalive")
+                    for k, v in r.config_get(name).items()}  # fmt: skip
+        assert settings == {"appendonly": "yes", "auto-aof-rewrite-min-size": str(64 * 1024 * 1024),
+                            "maxmemory-policy": "noeviction", "tcp-keepalive": "60"}  # fmt: skip
+        r.close()
+    finally:
+        server.stop()

@@ -67,7 +67,7 @@ class RedisProcess:
 
     def start(self, timeout: float = 10.0) -> RedisProcess:
         self.data_dir.mkdir(parents=True, exist_ok=True)
-        conf = Path(__file__).resolve().parents[1] / "deploy" / "redis.conf"
+        conf = Path(__file__).resolve().parents[2] / "deploy" / "redis.conf"  # the repository's; absent from a wheel
         args = [
             self.binary,
             *([str(conf)] if conf.is_file() else []),  # the shipped persistence settings, then overrides
