@@ -444,13 +444,15 @@ def test_arena_owner_commands_print_json_only(
 @pytest.mark.parametrize(
     ("flags", "why"),
     [(["--rate-window-s", "0"], "rate window"), (["--session-opens-per-min", "-1"], "0 (none) or more"),
-     (["--match-requests-per-min", "many"], "match_requests_per_min")],
+     (["--match-requests-per-min", "many"], "match_requests_per_min"), ([], "admin token"),
+     (["--admin-token", ""], "admin token")],
 )  # fmt: skip
-def test_the_gateway_refuses_bad_limits_at_start_up(flags: list[str], why: str, tmp_path: Path) -> None:
+def test_the_gateway_refuses_bad_settings_at_start_up(flags: list[str], why: str, tmp_path: Path) -> None:
     """A real ``arena gateway`` process (in-process, its JSON log set-up would outlive the test)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("ARENA_")} | {"HOME": str(tmp_path)}
     done = subprocess.run(
         [sys.executable, "-m", "arena.cli", "gateway", "--listen", "127.0.0.1:0", "--redis", "redis://127.0.0.1:1/0",
-         *flags], check=False, capture_output=True, text=True, env=env, timeout=60,
+         *(flags if why == "admin token" else ["--admin-token", ADMIN_TOKEN, *flags])],
+        check=False, capture_output=True, text=True, env=env, timeout=60,
     )  # fmt: skip
     assert done.returncode == 2 and why in done.stderr and "refusing to start" in done.stderr, done.stderr

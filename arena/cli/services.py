@@ -58,7 +58,7 @@ def cmd_gateway(args: argparse.Namespace) -> int:
     s = settings(args)
     configure(json=True, level=s["log_level"], service="gateway")
     listen = s["listen"] or "0.0.0.0:50051"
-    strong_admin_token(s)
+    strong_admin_token(s, required=True)  # its hash in Redis is what admin calls are checked against
     tls = listen_tls(s, listen)
     worker_tls = dial_tls(s)
     limits = rate_limits(s)
