@@ -19,6 +19,10 @@ run() {  # run NAME CMD...: print the result, remember failures
     if "$@"; then echo "PASS  $name"; else echo "FAIL  $name"; failed=1; fi
 }
 skip() { echo "SKIP  $1 (not installed)"; }
+# shellcheck disable=SC2329  # called through run
+render() {  # render DIR: kustomize DIR into DIR.yaml
+    if have kustomize; then kustomize build "$1" >"$1.yaml"; else kubectl kustomize "$1" >"$1.yaml"; fi
+}
 
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
@@ -51,10 +55,22 @@ elif have kubectl; then
     run "kubectl kustomize" sh -c "kubectl kustomize deploy/k8s > '$rendered'"
 else skip "kustomize/kubectl"; fi
 
+# The base with each autoscaling component (kustomize loads components from inside its root: a copy).
+for component in hpa keda; do
+    if have kubectl || have kustomize; then
+        cp -r deploy/k8s "$scratch/with-$component"
+        printf 'components:\n  - components/%s\n' "$component" >>"$scratch/with-$component/kustomization.yaml"
+        run "kustomize build with components/$component" render "$scratch/with-$component"
+    fi
+done
+
 if [ -s "$rendered" ]; then
     if have kubernetes-validate; then
         run "kubernetes-validate --strict (k8s $K8S_VERSION)" kubernetes-validate --strict --quiet \
             -k "$K8S_VERSION" "$rendered" deploy/k8s/secret.example.yaml
+        # KEDA's kinds have no schema there (it warns); the HPA variant is all core kinds
+        [ -s "$scratch/with-hpa.yaml" ] && run "kubernetes-validate --strict, with components/hpa" \
+            kubernetes-validate --strict --quiet -k "$K8S_VERSION" "$scratch/with-hpa.yaml"
     else skip kubernetes-validate; fi
     if have kubeconform; then
         run kubeconform kubeconform -strict -summary -kubernetes-version "$K8S_VERSION" \
@@ -70,6 +86,8 @@ for candidate in "${TOOLS:+$TOOLS/python3}" .venv/bin/python python3; do
 done
 run "public setup: only the gateway exposed, NetworkPolicies, TLS and Redis password wired, no weak secrets" \
     "$py" deploy/check_public.py
+run "operations: grace > drain, PDBs, gateway replicas, limits, version tags, base digest, autoscalers" \
+    "$py" deploy/check_operations.py
 
 if have openssl; then  # the internal CA script, into a scratch folder: the certificate verifies for its names
     run "make-internal-ca.sh issues a certificate for worker.arena.internal that its CA verifies" sh -c "
