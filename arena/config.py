@@ -39,6 +39,10 @@ SETTINGS: Final = {
         Setting("match_requests_per_min", "ARENA_MATCH_REQUESTS_PER_MIN", 30,
                 "matches an owner token may request per rate window (0: no limit)"),
         Setting("rate_window_s", "ARENA_RATE_WINDOW_S", 60, "the rate limits' window, in seconds"),
+        Setting("archive", "ARENA_ARCHIVE", "", "folder of archived transcripts (shared by every gateway); "
+                "empty: transcripts stay in Redis"),
+        Setting("transcript_retention_h", "ARENA_TRANSCRIPT_RETENTION_H", 24,
+                "hours a finished match's transcript stays in Redis before it moves to --archive"),
         Setting("listen", "ARENA_LISTEN", "", "address a service listens on (host:port)"),
         Setting("advertise", "ARENA_ADVERTISE", "", "address bots use to reach this worker"),
         Setting("metrics_port", "ARENA_METRICS_PORT", 0, "Prometheus /metrics port (0: none)"),

@@ -57,8 +57,19 @@ def events(match_id: str) -> str:
 
 
 def transcript(match_id: str) -> str:
-    """String: the full JSON Lines transcript of a finished match, stored once with its result."""
+    """String: the full JSON Lines transcript of a finished match, stored once with its result; moved to
+    the archive after the retention period (``arena.service.archive``; the match hash says where)."""
     return f"{PREFIX}transcript:{match_id}"
+
+
+def archive_cursor() -> str:
+    """String: the enqueue time up to which every finished match's transcript is archived."""
+    return f"{PREFIX}archive:cursor"
+
+
+def archive_lock() -> str:
+    """String with a TTL: held by the one process running an archive pass."""
+    return f"{PREFIX}archive:lock"
 
 
 # ---- bots: registry, presence, session events

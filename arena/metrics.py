@@ -118,11 +118,13 @@ FAMILIES: Final[dict[str, tuple[Any, ...]]] = {
 
 QUEUE_DEPTH: Final = "arena_queue_depth"
 MATCHES_BY_STATE: Final = "arena_matches"
+REDIS_USED: Final = "arena_redis_memory_used_bytes"
+REDIS_MAX: Final = "arena_redis_memory_max_bytes"
 LADDER_LAG: Final = "arena_ladder_lag_seconds"
 LADDER_UNAPPLIED: Final = "arena_ladder_unapplied_results"
 UNAPPLIED_CAP: Final = 1000  # Redis < 7 has no group lag: undelivered results are counted up to this many
 SCRAPED: Final[dict[str, tuple[str, ...]]] = {
-    GATEWAY: (QUEUE_DEPTH, MATCHES_BY_STATE),
+    GATEWAY: (QUEUE_DEPTH, MATCHES_BY_STATE, REDIS_USED, REDIS_MAX),
     WORKER: (),
     LADDER: (LADDER_LAG, LADDER_UNAPPLIED),
 }
@@ -137,6 +139,7 @@ def family_names(kind: str) -> set[str]:
 
 SCRAPED_LABELS: Final[dict[str, tuple[str, ...]]] = {
     QUEUE_DEPTH: ("priority",), MATCHES_BY_STATE: ("state",), LADDER_LAG: (), LADDER_UNAPPLIED: (),
+    REDIS_USED: (), REDIS_MAX: (),
 }
 
 
@@ -155,13 +158,15 @@ def all_family_names() -> set[str]:
 
 class QueueCollector(Collector):
     """``arena_queue_depth{priority}`` (queued, not yet claimed) and ``arena_matches{state}`` (queued,
-    running: leased to a worker), read from the queue streams in one pipelined round trip per scrape."""
+    running: leased to a worker), read from the queue streams, and Redis's memory (``INFO memory``:
+    used and ``maxmemory``, past which ``noeviction`` refuses writes), in one pipelined round trip per
+    scrape."""
 
     def __init__(self, client: redis.Redis) -> None:
         self.r = client
 
     def describe(self) -> Iterable[Metric]:
-        return [GaugeMetricFamily(QUEUE_DEPTH, ""), GaugeMetricFamily(MATCHES_BY_STATE, "")]
+        return [GaugeMetricFamily(n, "") for n in (QUEUE_DEPTH, MATCHES_BY_STATE, REDIS_USED, REDIS_MAX)]
 
     def collect(self) -> Iterable[Metric]:
         from arena.service.queue import PRIORITIES  # not at import time: arena.service imports this module
@@ -171,6 +176,7 @@ class QueueCollector(Collector):
             for p in PRIORITIES:
                 pipe.xlen(keys.queue(p))
                 pipe.xpending(keys.queue(p), keys.CONSUMER_GROUP)
+            pipe.info("memory")
             replies = pipe.execute(raise_on_error=False)
             for reply in replies:
                 if isinstance(reply, (redis.ConnectionError, redis.TimeoutError)):
@@ -189,7 +195,14 @@ class QueueCollector(Collector):
         states = GaugeMetricFamily(MATCHES_BY_STATE, "Matches in the arena by state", labels=["state"])
         states.add_metric(["queued"], queued)
         states.add_metric(["running"], running)
-        return [depth, states]
+        out: list[Metric] = [depth, states]
+        memory = replies[-1]
+        if isinstance(memory, dict):
+            out.append(GaugeMetricFamily(REDIS_USED, "Memory Redis uses (INFO used_memory)",
+                                         value=float(memory.get("used_memory", 0))))  # fmt: skip
+            out.append(GaugeMetricFamily(REDIS_MAX, "Redis's maxmemory (0: none set); past it writes fail (noeviction)",
+                                         value=float(memory.get("maxmemory", 0))))  # fmt: skip
+        return out
 
 
 class LadderLagCollector(Collector):

@@ -56,7 +56,7 @@ elif have kubectl; then
 else skip "kustomize/kubectl"; fi
 
 # The base with each autoscaling component (kustomize loads components from inside its root: a copy).
-for component in hpa keda; do
+for component in hpa keda archive; do
     if have kubectl || have kustomize; then
         cp -r deploy/k8s "$scratch/with-$component"
         printf 'components:\n  - components/%s\n' "$component" >>"$scratch/with-$component/kustomization.yaml"
@@ -71,6 +71,8 @@ if [ -s "$rendered" ]; then
         # KEDA's kinds have no schema there (it warns); the HPA variant is all core kinds
         [ -s "$scratch/with-hpa.yaml" ] && run "kubernetes-validate --strict, with components/hpa" \
             kubernetes-validate --strict --quiet -k "$K8S_VERSION" "$scratch/with-hpa.yaml"
+        [ -s "$scratch/with-archive.yaml" ] && run "kubernetes-validate --strict, with components/archive" \
+            kubernetes-validate --strict --quiet -k "$K8S_VERSION" "$scratch/with-archive.yaml"
     else skip kubernetes-validate; fi
     if have kubeconform; then
         run kubeconform kubeconform -strict -summary -kubernetes-version "$K8S_VERSION" \

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import math
 import os
 import re
 import signal
@@ -208,6 +209,25 @@ def rate_limits(s: dict[str, Any]) -> Any:
         return RateLimits.from_settings(s)
     except ValueError as e:
         raise CliError(f"refusing to start: {e}", 2) from None
+
+
+def transcript_archive(s: dict[str, Any], default: str = "") -> tuple[Any, float | None]:
+    """The transcript archive and the retention in seconds from ``--archive`` (else ``default``) and
+    ``--transcript-retention-h``: (None, None) without a folder; CliError (exit 2) for a bad value."""
+    from arena.service.archive import TranscriptArchive
+
+    folder = str(s["archive"] or default)
+    try:
+        hours = float(s["transcript_retention_h"])
+    except (TypeError, ValueError):
+        raise CliError(
+            f"refusing to start: --transcript-retention-h {s['transcript_retention_h']!r} is not a number", 2
+        ) from None
+    if not math.isfinite(hours) or hours < 0:
+        raise CliError("refusing to start: --transcript-retention-h is 0 or more hours", 2)
+    if not folder:
+        return None, None
+    return TranscriptArchive(Path(folder)), hours * 3600
 
 
 def client(s: dict[str, Any], token: str | None = None) -> Any:

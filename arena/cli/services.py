@@ -21,6 +21,7 @@ from arena.cli.common import (
     run_service,
     settings,
     strong_admin_token,
+    transcript_archive,
 )
 
 
@@ -62,6 +63,7 @@ def cmd_gateway(args: argparse.Namespace) -> int:
     tls = listen_tls(s, listen)
     worker_tls = dial_tls(s)
     limits = rate_limits(s)
+    archive, retention_s = transcript_archive(s)
     metrics.serve(int(s["metrics_port"]), listen, [metrics.GATEWAY], s["redis_url"])
 
     async def main(stop: asyncio.Event) -> None:
@@ -74,7 +76,7 @@ def cmd_gateway(args: argparse.Namespace) -> int:
             client.close()
         server, _, servicer = await start_gateway(
             s["redis_url"], listen, host_ladder, tls=tls, worker_tls=worker_tls, direct=args.advertise_workers,
-            limits=limits,
+            limits=limits, archive=archive, retention_s=retention_s,
         )
         await stop.wait()
         await server.stop(2.0)
@@ -99,6 +101,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if tls is not None and not s["tls_ca"]:
         raise CliError("with --tls-cert, give --tls-ca too: the gateway verifies its workers (same certificate)", 2)
     limits = rate_limits(s)
+    archive, retention_s = transcript_archive(s, default=str(data / "archive"))
     metrics_port = int(s["metrics_port"])
     # this process is the gateway (and the ladder's result consumer): its log is JSON lines in a file,
     # the terminal gets the few lines below; the workers log to their own files
@@ -109,6 +112,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
             data, workers=args.workers, redis_url=args.redis, gateway_address=listen,
             admin_token=s["admin_token"] or None, log_level=s["log_level"], gateway_extra=host_ladder,
             tls=tls, tls_ca=Path(s["tls_ca"]) if tls is not None else None, limits=limits, metrics_port=metrics_port,
+            archive=archive, retention_s=retention_s,
         )  # fmt: skip
         async with arena:
             metrics.serve(metrics_port, listen, [metrics.GATEWAY, metrics.LADDER], arena.redis_url)
@@ -160,7 +164,8 @@ def cmd_referee_serve(args: argparse.Namespace) -> int:
 
 
 
-RATE_SETTINGS = ("session_opens_per_min", "match_requests_per_min", "rate_window_s")
+RATE_SETTINGS = ("session_opens_per_min", "match_requests_per_min", "rate_window_s", "archive",
+                 "transcript_retention_h")  # and the transcripts' archive: the gateway's settings too
 
 
 def add_parser(sub: Any) -> None:

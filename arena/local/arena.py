@@ -88,6 +88,8 @@ class LocalArena:
         tls_ca: Path | None = None,
         limiter: Any = None,
         limits: Any = None,
+        archive: Any = None,
+        retention_s: float | None = None,
         metrics_port: int = 0,
     ) -> None:
         self.data_dir = data_dir
@@ -102,6 +104,8 @@ class LocalArena:
         self.tls_ca = tls_ca  # what the gateway trusts dialling its workers (and what clients need)
         self.limiter = limiter  # a ready RateLimiter (tests), else one from ``limits`` (RateLimits; None: defaults)
         self.limits = limits
+        self.archive = archive  # TranscriptArchive: where the gateway reads (and moves) old transcripts
+        self.retention_s = retention_s
         self.metrics_port = metrics_port  # the gateway's (served by the caller); worker i gets metrics_port + 1 + i
         self.redis: RedisProcess | None = None
         self.workers: list[WorkerProcess] = []
@@ -133,7 +137,7 @@ class LocalArena:
         self._server, port, self._servicer = await start_gateway(
             self.redis_url, self.gateway_address, self.gateway_extra, tls=self.tls,
             worker_tls=ClientTls(self.tls_ca) if self.tls is not None else None, limiter=self.limiter,
-            limits=self.limits,
+            limits=self.limits, archive=self.archive, retention_s=self.retention_s,
         )  # fmt: skip
         self.gateway = f"{self.gateway_address.rpartition(':')[0]}:{port}"
         for _ in range(self.n_workers):

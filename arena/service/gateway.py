@@ -25,6 +25,8 @@ import structlog
 
 from arena import keys, metrics
 from arena.redis_client import connect, connect_async
+from arena.service import headroom
+from arena.service.archive import ArchiveError, Archiver, TranscriptArchive
 from arena.service.auth import ANONYMOUS, Caller, CallerKind, resolve_caller
 from arena.service.matches import MatchRecord, MatchRequestError, MatchStore, public_lines
 from arena.service.owners import (
@@ -60,6 +62,7 @@ from referee.wire.values import MatchStatus, bot_text_error
 log = structlog.get_logger("arena.service.gateway")
 
 FOLLOW_POLL_S: Final = 0.2
+HOUSEKEEPING_S: Final = 60.0
 
 
 def jsonl_lines(text: str) -> list[str]:
@@ -117,12 +120,17 @@ class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
         limiter: RateLimiter | None = None,
         direct: bool = False,
         limits: RateLimits | None = None,
+        archive: TranscriptArchive | None = None,
+        retention_s: float | None = None,
     ) -> None:
         self.r = connect(redis_url)
         self.ar = connect_async(redis_url, timeout_s=10, max_connections=16)  # FollowMatch's reads
         self.registry = Registry(self.r)
         self.queue = MatchQueue(self.r)
-        self.store = MatchStore(self.r, self.queue, self.registry)
+        self.store = MatchStore(self.r, self.queue, self.registry, archive)
+        # transcripts older than retention_s leave Redis for the archive (None: kept in Redis)
+        self.archiver = Archiver(self.r, archive, retention_s) if archive and retention_s is not None else None
+        self._housekeeping: asyncio.Task[None] | None = None
         self.owners = Owners(self.r)
         # ``limits``: the per-token rate limits (settings); ``limiter``: a ready RateLimiter, which wins
         self.limiter = limiter if limiter is not None else RateLimiter.from_limits(self.r, limits or RateLimits())
@@ -133,8 +141,30 @@ class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
 
     async def start(self) -> None:
         await self.hub.start()
+        self._housekeeping = asyncio.create_task(self._housekeep(), name="gateway-housekeeping")
+
+    async def _housekeep(self) -> None:
+        """Every minute: Redis's memory headroom (a warning when it runs short) and, with an archive, one
+        archive pass (one gateway at a time: the pass takes a Redis lock). Failures are logged and retried
+        at the next round; transcripts stay in Redis until their file is durable."""
+        said_uncapped = False
+        while True:
+            try:
+                h = await asyncio.to_thread(headroom.check, self.r, uncapped_warned=said_uncapped)
+                said_uncapped = said_uncapped or h.fraction is None
+                if self.archiver is not None:
+                    await asyncio.to_thread(self.archiver.run_pass)
+            except (redis.RedisError, OSError) as e:
+                if isinstance(e, redis.RedisError):
+                    metrics.REDIS_ERRORS.labels("gateway").inc()
+                log.error("housekeeping failed", error_type=type(e).__name__, error=str(e)[:300])
+            await asyncio.sleep(HOUSEKEEPING_S)
 
     async def close(self) -> None:
+        if self._housekeeping is not None:
+            self._housekeeping.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._housekeeping
         if self.relay is not None:
             await self.relay.close()
         await self.hub.stop()
@@ -149,6 +179,9 @@ class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
         except (redis.ConnectionError, redis.TimeoutError) as e:
             metrics.REDIS_ERRORS.labels("gateway").inc()
             await abort(context, grpc.StatusCode.UNAVAILABLE, f"the arena's database is unavailable: {e}")
+        except ArchiveError as e:  # Redis says archived; the file is not there (or this gateway has no archive)
+            log.error("archived transcript unreadable", error=str(e))
+            await abort(context, grpc.StatusCode.DATA_LOSS, str(e))
 
     async def _match(self, context: grpc.aio.ServicerContext, match_id: str) -> MatchRecord:
         """The match's record, or NOT_FOUND."""
@@ -548,13 +581,19 @@ async def start_gateway(
     limiter: RateLimiter | None = None,
     limits: RateLimits | None = None,
     direct: bool = False,
+    archive: TranscriptArchive | None = None,
+    retention_s: float | None = None,
 ) -> tuple[grpc.aio.Server, int, ArenaServicer]:
     """Serve ArenaService, BotService (the relay of bots' Play streams to the workers) and the services
     ``extra(server, redis_url)`` adds and names (e.g. the ladder's), with health and reflection; TLS
     with ``tls``. ``worker_tls``: how the relay verifies the workers (None: plaintext inside). ``direct``:
     sessions' assignments name the worker running the match, for bots inside the arena's network.
-    ``limits``: the per-token rate limits (None: the defaults); ``limiter``, a ready one, wins."""
-    servicer = ArenaServicer(redis_url, limiter=limiter, limits=limits, direct=direct)
+    ``limits``: the per-token rate limits (None: the defaults); ``limiter``, a ready one, wins.
+    ``archive``: where transcripts are archived (read from, and, with ``retention_s``, moved to after
+    that many seconds)."""
+    servicer = ArenaServicer(
+        redis_url, limiter=limiter, limits=limits, direct=direct, archive=archive, retention_s=retention_s
+    )
     server = new_server(TokenGate(("/arena.v1.LadderService/",), servicer._resolve))
     arena_pb2_grpc.add_ArenaServiceServicer_to_server(servicer, server)  # type: ignore[no-untyped-call]
     servicer.relay = PlayRelay(

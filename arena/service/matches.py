@@ -19,6 +19,7 @@ from typing import Any, Final
 import redis
 
 from arena import keys
+from arena.service.archive import ArchiveError, TranscriptArchive
 from arena.service.queue import MatchQueue, Priority, QueuedMatch
 from arena.service.registry import Registry
 from referee import chance, games, transcript
@@ -60,10 +61,17 @@ class MatchRecord:
 
 
 class MatchStore:
-    def __init__(self, client: redis.Redis, queue: MatchQueue | None = None, registry: Registry | None = None) -> None:
+    def __init__(
+        self,
+        client: redis.Redis,
+        queue: MatchQueue | None = None,
+        registry: Registry | None = None,
+        archive: TranscriptArchive | None = None,
+    ) -> None:
         self.r = client
         self.queue = queue or MatchQueue(client)
         self.registry = registry or Registry(client)
+        self.archive = archive  # where transcripts past the retention period are (None: not configured)
 
     # ----------------------------------------------------------------- request
 
@@ -161,9 +169,20 @@ class MatchStore:
         return [keys.text(x) for x in reply]
 
     def transcript(self, match_id: str) -> str | None:
-        """The full stored transcript of a finished match (JSON Lines), or None."""
-        raw: Any = self.r.get(keys.transcript(match_id))
-        return None if raw is None else keys.text(raw)
+        """The full stored transcript of a finished match (JSON Lines), from Redis or, past the retention
+        period, the archive; None when there is none. ArchiveError when the match is archived and the
+        archive cannot give it (not configured here, file missing or unreadable)."""
+        pipe = self.r.pipeline(transaction=False)
+        pipe.get(keys.transcript(match_id))
+        pipe.hget(keys.match(match_id), "archived_at")
+        raw, archived_at = pipe.execute()
+        if raw is not None:
+            return keys.text(raw)
+        if archived_at is None:
+            return None
+        if self.archive is None:
+            raise ArchiveError(f"match {match_id}: its transcript is archived, and this process has no --archive")
+        return self.archive.read(match_id)
 
     # ----------------------------------------------------------------- event logs
 
