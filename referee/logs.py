@@ -18,6 +18,7 @@ import structlog
 from structlog.tracebacks import ExceptionDictTransformer
 
 _opened: list[TextIO] = []  # a log file configure() opened (closed when it is configured again)
+_json_stderr: list[bool] = [False]  # whether the last configure() sent JSON lines to stderr
 _handlers: list[logging.Handler] = []  # the root handler configure() added (others, e.g. pytest's, stay)
 
 
@@ -53,6 +54,11 @@ def _one_line_error(logger: Any, method: str, event: structlog.types.EventDict) 
     return event
 
 
+def json_on_stderr() -> bool:
+    """Whether stderr carries JSON log lines (a service's): a last error then goes there as JSON too."""
+    return _json_stderr[0]
+
+
 def wants_json(stream: TextIO | None = None) -> bool:
     """The rule for commands that may be a service or a person's terminal (``arena bot run``): JSON
     unless the stream is a terminal."""
@@ -78,6 +84,7 @@ def configure(
         stream = file.open("a", buffering=1, encoding="utf-8")
         _opened.append(stream)
     as_json = wants_json() if json is None else json
+    _json_stderr[0] = as_json and file is None
     common: list[structlog.types.Processor] = [
         structlog.processors.add_log_level,
         structlog.processors.TimeStamper(fmt="iso", utc=True),

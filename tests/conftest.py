@@ -66,3 +66,16 @@ def redis_url(redis_server: str) -> str:
     client.flushall()
     client.close()
     return redis_server
+
+
+def service_exit_error(stderr: str) -> str:
+    """A service's stderr is JSON lines to the end: its last line is the ``exiting`` event (no traceback,
+    no "arena: error:" text). Returns that event's error message."""
+    import json
+
+    assert "Traceback" not in stderr, stderr
+    last = [line for line in stderr.splitlines() if line.strip()][-1]
+    event = json.loads(last)
+    assert event["event"] == "exiting" and event["level"] == "error", last
+    assert event["exit_code"] != 0 and "\n" not in event["error"], last
+    return str(event["error"])

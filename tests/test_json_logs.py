@@ -162,11 +162,13 @@ def test_every_service_logs_json_lines_and_errors_as_one_line(
     (exc,) = crash["exception"]
     assert exc["exc_type"] == "ValueError" and exc["exc_value"] == "deliberate bug in act"
     assert all("locals" not in frame for frame in exc["frames"])  # frames' variables may hold tokens
-    # a refused bot: its JSON lines, then the CLI's one-line error (the command's exit report)
+    # a refused bot: JSON lines to the end, the last one the command's exit report (one line, no "arena: error:")
     for p in refused:
         lines = p.lines()
-        assert lines and lines[-1].startswith("arena: error: ") and "refused the bot" in lines[-1], lines
-        for e in parsed(lines[:-1], "bot"):
+        events_of = parsed(lines, "bot")
+        assert events_of[-1]["event"] == "exiting" and events_of[-1]["level"] == "error", lines
+        assert "refused the bot" in events_of[-1]["error"] and events_of[-1]["exit_code"] == 1
+        for e in events_of:
             assert "\n" not in e.get("error", ""), e  # a gRPC error's text, on one line
 
 

@@ -291,6 +291,7 @@ def test_a_weak_admin_token_is_refused_at_start_up_with_a_clear_message(token: s
     import subprocess
 
     from arena.local.arena import arena_command
+    from tests.conftest import service_exit_error
 
     for name in ("gateway", "worker", "serve"):
         command = [name, "--redis", redis_url]
@@ -299,8 +300,13 @@ def test_a_weak_admin_token_is_refused_at_start_up_with_a_clear_message(token: s
             check=False, capture_output=True, text=True, timeout=60,
         )  # fmt: skip
         assert done.returncode == 2, (command, done.stderr)
-        assert done.stderr.startswith("arena: error: refusing to start: the admin token"), done.stderr
-        assert "secrets.token_urlsafe(32)" in done.stderr and done.stdout == ""
+        # gateway and worker log JSON to stderr, so their exit report is a JSON line too; serve logs to files
+        # and speaks to the person who started it
+        prefix = "arena: error: "
+        error = done.stderr.removeprefix(prefix) if name == "serve" else service_exit_error(done.stderr)
+        assert name != "serve" or done.stderr.startswith(prefix), done.stderr
+        assert error.startswith("refusing to start: the admin token"), done.stderr
+        assert "secrets.token_urlsafe(32)" in error and done.stdout == ""
 
 
 def test_strong_tokens_pass_the_strength_check() -> None:

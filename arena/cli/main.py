@@ -58,7 +58,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             traceback.print_exc()
         elif not expected:
             message += " (arena --debug shows the traceback)"
-        report(message)
+        from referee import logs
+
+        if logs.json_on_stderr():  # a service's stderr is JSON lines: its last line is one too
+            import structlog
+
+            log = structlog.get_logger("arena.cli")
+            log.error("exiting", error=message, error_type=type(e).__name__, exit_code=code)
+        else:
+            report(message)
         return code
 
 

@@ -28,6 +28,7 @@ from arena.redis_client import connect, connect_async
 from arena.service import headroom
 from arena.service.archive import ArchiveError, Archiver, TranscriptArchive
 from arena.service.auth import ANONYMOUS, Caller, CallerKind, resolve_caller
+from arena.service.cancel import cancel_and_wait
 from arena.service.matches import MatchRecord, MatchRequestError, MatchStore, public_lines
 from arena.service.owners import (
     DEFAULT_MAX_BOTS,
@@ -161,10 +162,7 @@ class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
             await asyncio.sleep(HOUSEKEEPING_S)
 
     async def close(self) -> None:
-        if self._housekeeping is not None:
-            self._housekeeping.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._housekeeping
+        await cancel_and_wait([self._housekeeping])
         if self.relay is not None:
             await self.relay.close()
         await self.hub.stop()

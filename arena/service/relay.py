@@ -28,6 +28,7 @@ import structlog
 from google.protobuf.message import DecodeError  # type: ignore[import-untyped]
 
 from arena import keys, metrics
+from arena.service.cancel import cancel_and_wait
 from arena.service.registry import Registry
 from referee.wire import bot_pb2
 from referee.wire.contract import MAX_MESSAGE_BYTES, abort, bearer
@@ -192,13 +193,10 @@ class PlayRelay:
                         raise error
         finally:
             metrics.RELAYED_STREAMS.dec()
-            reader.cancel()
-            for pump in pumps:
-                pump.cancel()
             for link in links.values():
                 if link.call is not None:
                     link.call.cancel()
-            await asyncio.gather(reader, *pumps, return_exceptions=True)
+            await cancel_and_wait([reader, *pumps])
 
     def _seated(self, match_id: str, bot_name: str) -> tuple[grpc.StatusCode, str] | None:
         """Why the bot may not play ``match_id`` through the relay (code and message), or None."""

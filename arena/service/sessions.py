@@ -23,6 +23,7 @@ import redis.asyncio as aioredis
 import structlog
 
 from arena import keys, metrics
+from arena.service.cancel import cancel_and_wait
 from arena.service.registry import Registry
 from referee.wire import arena_pb2
 from referee.wire.values import MatchStatus
@@ -85,9 +86,7 @@ class SessionHub:
         ]
 
     async def stop(self) -> None:
-        for task in self._tasks:
-            task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await cancel_and_wait(self._tasks)
 
     def open(self, bot_name: str, token_sha256: str, version: str, info: dict[str, Any]) -> Session:
         session = Session(bot_name, token_sha256, version, info)
