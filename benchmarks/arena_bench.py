@@ -6,7 +6,8 @@ Run from the project root: ``.venv/bin/python benchmarks/arena_bench.py`` (``--m
 ``--workers 1 --workers 2``, ``--game shanghaien``, ``--round-trips 20000``). Each configuration gets a
 fresh local arena: its own ``redis-server`` (AOF on, as deployed), the gateway (in this process, on
 uvloop as ``arena serve`` runs it), the workers as processes, and two ``random`` reference bots as their
-own processes connected through their sessions; everything as in a deployment, on one 2-core machine.
+own processes connected through their sessions; everything as in a deployment (but without rate limits),
+on one 2-core machine.
 
 CPU is read from ``/proc/PID/stat`` (user + system) of every process before the batch is queued and
 after its last result is stored. The batch is queued and followed by a separate driver process that
@@ -43,6 +44,7 @@ from arena import keys  # noqa: E402
 from arena.local.arena import LocalArena, start_bot  # noqa: E402
 from arena.redis_client import connect  # noqa: E402
 from arena.service.client import ArenaClient  # noqa: E402
+from arena.service.ratelimit import RateLimits  # noqa: E402
 from referee.logs import configure  # noqa: E402
 
 _TICK = os.sysconf("SC_CLK_TCK")
@@ -111,7 +113,10 @@ def drive(gateway: str, token: str, redis_url: str, game: str, matches: int) -> 
 
 async def bench(workers: int, matches: int, game: str, latency_samples: int) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="arena-bench-") as tmp:
-        async with LocalArena(Path(tmp), workers=workers, log_level="WARNING") as arena:
+        # No rate limits: at the defaults (120 Play streams a minute per bot token, one per match) the
+        # gateway refuses most of a burst's streams and the figures measure refusals and retries.
+        limits = RateLimits(session_opens=0, match_requests=0)
+        async with LocalArena(Path(tmp), workers=workers, log_level="WARNING", limits=limits) as arena:
             admin = ArenaClient(arena.gateway, arena.admin_token)
             bots = []
             for name in ("r1", "r2"):
