@@ -440,12 +440,14 @@ class _EventLog:
             assert written is not None
             try:
                 await self.write(batch)
-            except BaseException as e:  # the lines queued meanwhile fail with these: as each match's own write did
-                for f in (written, self.written):
+            except BaseException as e:  # every append waiting (these lines and those queued meanwhile) gets it,
+                for f in (written, self.written):  # as each match's own write raised before
                     if f is not None and not f.done():
                         f.cancel() if isinstance(e, asyncio.CancelledError) else f.set_exception(e)
                 self.pending, self.written = [], None
-                raise
+                if isinstance(e, asyncio.CancelledError):
+                    raise
+                return
             written.set_result(None)
 
 
