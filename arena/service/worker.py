@@ -19,11 +19,12 @@ is retried with back-off until Redis is back; event-log lines wait in memory mea
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import secrets
 import socket
 import time
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from typing import Any, Final, TypeVar
 
 import redis
@@ -163,6 +164,7 @@ class Worker:
         self.block_queue = MatchQueue(self.rblock, lease_ms=self.lease_ms)
         self.registry = Registry(self.r)
         self.store = MatchStore(self.r, self.queue, self.registry)
+        self.event_log = _EventLog(lambda items: self._redis("events", self.store.append_events, items))
         self._server, port = await start_server(self.referee, self.listen, self.tls)
         host = self.listen.rpartition(":")[0] or "127.0.0.1"
         if host in ("0.0.0.0", "[::]", "::"):
@@ -391,7 +393,8 @@ class Worker:
                 return
 
     async def _record_events(self, match: Match, skip: int) -> None:
-        """Append the match's transcript lines to its event log as they come, in batches."""
+        """Append the match's transcript lines to its event log as they come, in batches (with the other
+        matches' lines: ``_EventLog``); returns when every line is in Redis."""
         batch: list[str] = []
         seen = 0
         async for line in match.follow():
@@ -402,13 +405,60 @@ class Worker:
             _count(line)
             if seen < len(match.lines):
                 continue  # more lines are ready now: send them together
-            items = [(match.match_id, x) for x in batch]
-            await self._redis("events", self.store.append_events, items)
+            await self.event_log.append([(match.match_id, x) for x in batch])
             batch = []
 
 
+class _EventLog:
+    """The event-log appends of every match a worker runs, shared: the lines that come (from any match)
+    while one pipeline is on its way to Redis go together in the next. A worker running many matches
+    makes one Redis round trip and one thread hand-off per batch, not one per line per match. Each
+    match still appends its lines in order and waits until they are in Redis (takeover resumes from
+    them)."""
+
+    def __init__(self, write: Callable[[list[tuple[str, str]]], Awaitable[None]]) -> None:
+        self.write = write
+        self.pending: list[tuple[str, str]] = []
+        self.written: asyncio.Future[None] | None = None  # done when ``pending`` is in Redis
+        self.task: asyncio.Task[None] | None = None
+
+    async def append(self, items: list[tuple[str, str]]) -> None:
+        self.pending += items
+        if self.written is None:
+            self.written = asyncio.get_running_loop().create_future()
+        written = self.written
+        if self.task is None or self.task.done():
+            self.task = asyncio.create_task(self._flush())
+        await asyncio.shield(written)  # one match cancelled (lease lost) must not cancel the others' write
+
+    async def _flush(self) -> None:
+        while self.pending:
+            batch, written = self.pending, self.written
+            self.pending, self.written = [], None
+            assert written is not None
+            try:
+                await self.write(batch)
+            except BaseException as e:  # every append waiting (these lines and those queued meanwhile) gets it,
+                for f in (written, self.written):  # as each match's own write raised before
+                    if f is not None and not f.done():
+                        f.cancel() if isinstance(e, asyncio.CancelledError) else f.set_exception(e)
+                self.pending, self.written = [], None
+                if isinstance(e, asyncio.CancelledError):
+                    raise
+                return
+            written.set_result(None)
+
+
 def _count(line: str) -> None:
-    """Metrics from one transcript line."""
+    """Metrics from one transcript line. A ply line (nearly all of them; the worker's own referee wrote
+    it) is read with ``json.loads`` alone, a chance ply's not at all: the full validating parse of every
+    line cost the worker as much CPU as appending it to Redis."""
+    if line.startswith('{"type":"ply",'):
+        if '"think_ms":' in line:
+            d = json.loads(line)
+            if d.get("think_ms") is not None and not d.get("fallback"):
+                metrics.MOVE_LATENCY.observe(d["think_ms"] / 1000)
+        return
     event = transcript.parse_event(line)
     if isinstance(event, transcript.Ply):
         if event.think_ms is not None and not event.fallback:
