@@ -508,7 +508,8 @@ class Scenario:
 
 
 def plan(config: CheckConfig) -> list[Scenario]:
-    """The scenarios of a run, in order: per game id the ordinary matches, concurrency, long match, reconnect."""
+    """The scenarios of a run, in order: per game id the ordinary matches, concurrency, long match, reconnect;
+    then one ordinary match after which the bot should exit (shutdown)."""
     out = []
     for gid in config.game_ids:
         n = games.get(gid).num_players
@@ -518,7 +519,7 @@ def plan(config: CheckConfig) -> list[Scenario]:
             Scenario("long-match", gid, [(0,)], stall=True),
             Scenario("reconnect", gid, [(1 % n,)], cut=True),
         ]
-    return out
+    return [*out, Scenario("shutdown", config.game_ids[0], [(0,)])]
 
 
 @dataclass
@@ -572,8 +573,7 @@ class Checker:
                 outcomes[scenario.game_id, scenario.name] = await self._scenario(scenario, remaining)
             for gid in self.config.game_ids:
                 results += judge(gid, {name: o for (g, name), o in outcomes.items() if g == gid}, self.config)
-            self.say("shutdown")
-            results.append(await self._shutdown())
+            results.append(await self._shutdown(outcomes[self.config.game_ids[0], "shutdown"]))
         finally:
             for c, task in zip(opp_clients, opp_tasks, strict=True):
                 c.stop()
@@ -723,11 +723,16 @@ class Checker:
                 cut_at.append(time.monotonic())
                 figures["cut_at_ply"] = m.ply
 
-    async def _shutdown(self) -> CheckResult:
+    async def _shutdown(self, last: Outcome) -> CheckResult:
+        """f: after its last match (``last``), the bot exits by itself, or on SIGTERM, with status 0."""
         h = self.handle
         exit_s = self.config.exit_s
         if h is None:
             return CheckResult("shutdown", None, False, "the bot never ran")
+        trouble = last.incidents + last.seats.not_completed
+        if trouble:
+            h.kill()
+            return CheckResult("shutdown", None, False, "its last match did not go through: " + "; ".join(trouble))
         if not h.observable:
             return CheckResult("shutdown", None, None, "the bot runs elsewhere: its shutdown cannot be seen from here")
         start = time.monotonic()
@@ -768,8 +773,8 @@ class Checker:
                 "shutdown",
                 None,
                 False,
-                f"still running {exit_s:g} s after its last match; SIGTERM "
-                f"ended it with status {_status(code)}, not 0 (handle SIGTERM: stop and exit 0)",
+                f"did not exit within {exit_s:g} s of its last match (something keeps it running), and SIGTERM "
+                f"ended it with status {_status(code)}, not a clean exit 0 (handle SIGTERM: stop and exit 0)",
                 figures,
             )
         h.kill()
