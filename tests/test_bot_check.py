@@ -216,6 +216,17 @@ def test_hanging_on_exit_fails_shutdown_only(broken: Path, capsys: pytest.Captur
     assert shutdown["game_id"] is None and shutdown["figures"]["sigterm"] is True
 
 
+def test_the_check_itself_exits_when_the_bot_would_not(broken: Path) -> None:
+    """The bot's constructor starts a thread that never ends: only the bot's own processes run its code,
+    so ``arena bot check`` reports and exits (it once loaded the bot in-process and then hung for an hour)."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    argv = [sys.executable, "-m", "arena.cli", "bot", "check", "broken.py:HangOnExit", *FAST, "--game", "shanghaien",
+            "--json"]  # fmt: skip
+    done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 1, done.stderr
+    assert list(failed(json.loads(done.stdout))) == ["shutdown"]
+
+
 def test_a_bot_started_by_hand(tmp_path: Path) -> None:
     """--server: the check prints where to connect and waits; the bot run by hand passes, its shutdown
     is skipped (it cannot be seen)."""

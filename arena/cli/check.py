@@ -23,8 +23,6 @@ from referee import games
 def cmd_check(args: argparse.Namespace) -> int:
     from arena.local import check
     from referee.logs import configure
-    from sdk.bots import make_bot
-    from sdk.client import load_bot
 
     configure(json=False, level=args.log_level)
     given = [x for x in (args.bot, args.cmd, args.server) if x]
@@ -37,12 +35,11 @@ def cmd_check(args: argparse.Namespace) -> int:
     launcher: check.Launcher
     if args.bot:
         spec = REFERENCE_ALIASES.get(args.bot, args.bot)
-        bot = load_bot(spec, factory=make_bot)  # BotLoadError: exit 2, before anything starts
-        declared = check.declared_games(bot)
+        name, declared = check.probe_bot(spec)  # BotLoadError: exit 2, before anything starts
         game_ids = tuple(g for g in wanted if g in declared)
         if not game_ids:
-            raise CliError(f"{bot.name} plays {', '.join(declared)}: none of {', '.join(wanted)}", 2)
-        launcher = check.spec_launcher(spec, bot.name, logs)
+            raise CliError(f"{name} plays {', '.join(declared)}: none of {', '.join(wanted)}", 2)
+        launcher = check.spec_launcher(spec, name, logs)
     elif args.cmd:
         game_ids = wanted
         try:
