@@ -301,7 +301,9 @@ class BotClient:
         for key, match in list(self.matches.items()):
             if match.info.match_id != r.match_id:
                 continue
-            match.catch_up(e.history)
+            records = e.history
+            if not records or records[0].ply <= match.plies:  # a bot in several seats: the message's history
+                match.catch_up(records)  # is that of one seat's channel, and may start past another seat's plies
             outcome = MatchOutcome(
                 match_id=r.match_id,
                 game_id=r.game_id,

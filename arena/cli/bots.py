@@ -144,7 +144,8 @@ def cmd_bot_enable(args: argparse.Namespace, enabled: bool) -> int:
 
 
 
-def add_parser(sub: Any) -> None:
+def add_parser(sub: Any) -> Any:
+    """``arena bot ...``; returns its subcommands, where ``arena.cli.main`` adds ``check`` (arena.cli.check)."""
     bot = sub.add_parser("bot", help="bots").add_subparsers(dest="bot_command", required=True)
     p = bot.add_parser("run", help="connect a bot to the arena (or straight to a referee) and play its matches")
     p.add_argument("bot", help="FILE.py:Class, module:Class, or random|greedy|strong")
@@ -190,3 +191,4 @@ def add_parser(sub: Any) -> None:
     add_settings(p, "gateway", "admin_token", "owner_token")
     p.add_argument("name")
     p.set_defaults(func=lambda a: cmd_bot_enable(a, True))
+    return bot

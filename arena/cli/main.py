@@ -2,7 +2,7 @@
 
     arena local                                   # the main job: a local arena with the reference bots
     arena demo | play                             # one printed engine match; local matches, no Redis
-    arena bot run|register|list|rotate-token|disable|enable
+    arena bot run|check|register|list|rotate-token|disable|enable
     arena match request|list|watch                # (``arena matches`` is an alias)
     arena transcript show|verify|get
     arena ladder show|history|h2h|rebuild|run
@@ -26,7 +26,7 @@ import sys
 import traceback
 from collections.abc import Sequence
 
-from arena.cli import bots, demo, ladder, local, matches, owners, play, services, tournament, transcripts
+from arena.cli import bots, check, demo, ladder, local, matches, owners, play, services, tournament, transcripts
 from arena.cli.common import CliError, report
 
 COMMANDS = (local, demo, play, bots, owners, matches, transcripts, ladder, services, tournament)
@@ -37,7 +37,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--debug", action="store_true", help="on an error, print its traceback too")
     sub = parser.add_subparsers(dest="command", required=True)
     for module in COMMANDS:
-        module.add_parser(sub)
+        commands = module.add_parser(sub)
+        if module is bots:
+            check.add_parser(commands)  # arena bot check
     return parser
 
 
