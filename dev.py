@@ -5,7 +5,8 @@
     python3 dev.py test   # lint, type checks and the test suite
 
 It creates ``.venv`` on first use (and again whenever pyproject.toml changes), installs the project
-there with its test and dev extras, then runs the command inside it. Standard library only.
+there with its server, test and dev extras (the demo runs the services; the tests need them all), then
+runs the command inside it. Standard library only.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ def ensure_venv() -> None:
         print(f"creating {VENV}", flush=True)
         venv.create(VENV, with_pip=True)
     pip: list[str | Path] = [BIN / "python", "-m", "pip", "install", "--disable-pip-version-check", "-q"]
-    if run(*pip, "-e", ".[test,dev]") != 0:
+    if run(*pip, "-e", ".[server,test,dev]") != 0:
         sys.exit("installing the project into .venv failed (see pip's output above)")
     STAMP.write_text(digest)
 

@@ -66,7 +66,7 @@ def browser() -> Iterator[Any]:
         missing.append("the selenium package")
     if missing:
         message = f"no browser for the replay tests: {', '.join(missing)} missing"
-        message += " (apt-get install chromium chromium-driver; pip install -e '.[test]')"
+        message += " (apt-get install chromium chromium-driver; pip install -e '.[server,test]')"
         if in_ci():
             pytest.fail(message)
         pytest.skip(message)

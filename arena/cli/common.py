@@ -260,6 +260,17 @@ def run_service(main: Callable[[asyncio.Event], Any]) -> int:
     return 0
 
 
+SERVER_MODULES: Final = frozenset({"redis", "prometheus_client", "matplotlib", "uvloop"})
+"""The top-level modules of the ``server`` extra's packages (pyproject.toml). Only the services import them,
+inside their commands: a bot author's install (``pip install shangri-arena``) has none of them, and
+``arena.cli.main`` turns a command's missing one into ``needs_server_extra``'s line (exit 2)."""
+
+
+def needs_server_extra(command: str) -> str:
+    """The one line for ``command`` (``arena gateway``) run without the ``server`` extra."""
+    return f"{command} needs the server extra: pip install 'shangri-arena[server]'"
+
+
 def report(message: str) -> None:
     """The one way the CLI reports an error: ``arena: error: MESSAGE``, one line on stderr."""
     errors.print(Text.assemble(("arena: error: ", "red"), visible(" ".join(message.split()))), highlight=False)

@@ -37,6 +37,7 @@ from arena.cli.common import (
     errors,
     float_type,
     listen_tls,
+    needs_server_extra,
     positive_int,
     run_service,
     settings,
@@ -47,7 +48,7 @@ from referee import games
 if TYPE_CHECKING:
     from arena.ladder.client import LadderClient
     from arena.ladder.report import LadderReader
-    from arena.ladder.store import Standing
+    from arena.ladder.values import Standing
 
 log = structlog.get_logger("arena.ladder")
 DEFAULT_REDIS = "redis://127.0.0.1:6379/0"
@@ -119,6 +120,12 @@ def _write_board_html(
 
 
 def cmd_history(args: argparse.Namespace) -> int:
+    if args.plot:  # said before any output
+        try:
+            import matplotlib  # noqa: F401
+        except ModuleNotFoundError:
+            raise CliError(needs_server_extra("arena ladder history --plot") + " (`arena ladder show --html` draws "
+                           "a chart without it)", 2) from None  # fmt: skip
     names = [args.bot, *(args.compare or [])]
     series: dict[tuple[str, str, str], list[Any]] = {}
     with _gateway(args) as ladder:

@@ -14,8 +14,10 @@ Each command group lives in its own module of this package with an ``add_parser(
 Errors end here, one way: ``main`` turns a command's CliError, an OSError (a file, a busy port), Redis
 or the gateway being unreachable, a bot that cannot be loaded, into one line ``arena: error: ...`` on
 stderr and a non-zero exit status (the CliError's, else 1); anything unexpected the same way, naming
-its type. ``arena --debug ...`` prints the traceback as well. Output cut short by a closed pipe
-(``arena ... | head``) ends quietly. Usage errors are argparse's: its message and exit status 2.
+its type. ``arena --debug ...`` prints the traceback as well. A service command run without the
+``server`` extra (a bot author's install: a module of ``arena.cli.common.SERVER_MODULES`` missing) is
+one line too, ``arena gateway needs the server extra: pip install ...``, exit 2. Output cut short by a
+closed pipe (``arena ... | head``) ends quietly. Usage errors are argparse's: its message and exit status 2.
 """
 
 from __future__ import annotations
@@ -25,9 +27,10 @@ import os
 import sys
 import traceback
 from collections.abc import Sequence
+from typing import Any
 
 from arena.cli import bots, check, demo, ladder, local, matches, owners, play, services, tournament, transcripts
-from arena.cli.common import CliError, report
+from arena.cli.common import SERVER_MODULES, CliError, needs_server_extra, report
 
 COMMANDS = (local, demo, play, bots, owners, matches, transcripts, ladder, services, tournament)
 
@@ -40,7 +43,18 @@ def build_parser() -> argparse.ArgumentParser:
         commands = module.add_parser(sub)
         if module is bots:
             check.add_parser(commands)  # arena bot check
+    _name_commands(parser)
     return parser
+
+
+def _name_commands(parser: argparse.ArgumentParser) -> None:
+    """Give every (sub)command's arguments ``command_name``, its words (``arena ladder run``): the deepest
+    command's default is the one parsed."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for command in action.choices.values():
+                command.set_defaults(command_name=command.prog)
+                _name_commands(command)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -55,7 +69,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 130
     except Exception as e:
-        code, message, expected = describe(e)
+        code, message, expected = describe(e, getattr(args, "command_name", "arena"))
         if args.debug:
             traceback.print_exc()
         elif not expected:
@@ -72,23 +86,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         return code
 
 
-def describe(e: Exception) -> tuple[int, str, bool]:
-    """An exception as the CLI reports it: exit status, one-line message, and whether it is an expected
-    failure (else a bug, whose type the message names)."""
+def describe(e: Exception, command: str = "arena") -> tuple[int, str, bool]:
+    """An exception as the CLI reports it (``command``: the command's words, ``arena gateway``): exit
+    status, one-line message, and whether it is an expected failure (else a bug, whose type the message
+    names)."""
     import grpc
-    import redis
 
     from arena.service.client import ArenaError
     from referee.transcript import TranscriptError
     from sdk.client import AuthenticationError, BotLoadError
 
+    # Only a command that imported redis can have raised its errors: a bot author's install has none.
+    redis: Any = sys.modules.get("redis")
     if isinstance(e, CliError):
         return e.code, e.message, True
     if isinstance(e, BotLoadError):
         return 2, str(e), True
-    if isinstance(e, redis.ConnectionError | redis.TimeoutError):
+    if isinstance(e, ModuleNotFoundError) and (e.name or "").partition(".")[0] in SERVER_MODULES:
+        return 2, needs_server_extra(command), True
+    if redis is not None and isinstance(e, redis.ConnectionError | redis.TimeoutError):
         return 1, f"Redis is unavailable: {e}", True
-    if isinstance(e, redis.RedisError):
+    if redis is not None and isinstance(e, redis.RedisError):
         return 1, f"Redis: {e}", True
     if isinstance(e, OSError):
         text = e.strerror or str(e)

@@ -13,7 +13,7 @@ from typing import Any, Final
 import grpc
 
 from arena.ladder.elo import BotKey, Row
-from arena.ladder.store import HeadToHead, HistoryPoint, Standing
+from arena.ladder.values import HeadToHead, HistoryPoint, Standing
 from arena.service.client import ArenaError
 from referee import games
 from referee.wire import ladder_pb2, ladder_pb2_grpc

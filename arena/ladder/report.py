@@ -18,7 +18,7 @@ from rich.table import Table
 
 if TYPE_CHECKING:
     from arena.ladder.elo import BotKey
-    from arena.ladder.store import HeadToHead, HistoryPoint, Standing
+    from arena.ladder.values import HeadToHead, HistoryPoint, Standing
 
 
 class LadderReader(Protocol):

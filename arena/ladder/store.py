@@ -53,6 +53,7 @@ import redis
 from arena import keys
 from arena.ladder import elo
 from arena.ladder.elo import BotKey, Row
+from arena.ladder.values import HeadToHead, HistoryPoint, Standing
 
 REBUILD_LOCK_MS = 10 * 60 * 1000
 _CHUNK = 5_000  # stream entries per read in rebuild
@@ -273,30 +274,6 @@ def _decode(parts: Sequence[bytes | str]) -> list[Any]:
     if isinstance(parts[0], str):
         return list(json.loads("[" + ",".join(parts) + "]"))  # type: ignore[arg-type]
     return list(json.loads(b"[" + b",".join(parts) + b"]"))  # type: ignore[arg-type]
-
-
-@dataclass(frozen=True)
-class Standing:
-    rank: int
-    row: Row
-
-
-@dataclass(frozen=True)
-class HistoryPoint:
-    finished_at: float
-    rating: float
-    match_id: str
-
-
-@dataclass(frozen=True)
-class HeadToHead:
-    """Pairwise record of two bot versions on one ladder (every pair of seats of every match)."""
-
-    a: BotKey
-    b: BotKey
-    a_wins: int
-    draws: int
-    b_wins: int
 
 
 @dataclass

@@ -1,0 +1,34 @@
+"""What a read of the ladder gives back: a leaderboard place, a rating-history point, a head-to-head record.
+
+Plain values, without Redis: the ladder in Redis (``arena.ladder.store``) and the gateway's client
+(``arena.ladder.client``, what a bot author's install reads the ladder with) return the same ones."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from arena.ladder.elo import BotKey, Row
+
+
+@dataclass(frozen=True)
+class Standing:
+    rank: int
+    row: Row
+
+
+@dataclass(frozen=True)
+class HistoryPoint:
+    finished_at: float
+    rating: float
+    match_id: str
+
+
+@dataclass(frozen=True)
+class HeadToHead:
+    """Pairwise record of two bot versions on one ladder (every pair of seats of every match)."""
+
+    a: BotKey
+    b: BotKey
+    a_wins: int
+    draws: int
+    b_wins: int
