@@ -26,7 +26,7 @@ SCHEMA = Path(__file__).resolve().parents[1] / "docs" / "schemas" / "view-shangh
 async def doc_bot(gateway: str, token: str, assigned: asyncio.Future[None], seed: int) -> dict[str, Any]:
     """OpenSession, wait for MatchAssigned, then one Play stream for that match: answer each Turn with a
     random legal action (the first one with a malformed action), until the gateway ends the stream."""
-    out: dict[str, Any] = {"play": [], "refused": [], "bad_views": [], "turn_ids": []}
+    out: dict[str, Any] = {"play": [], "refused": [], "bad_views": [], "turn_ids": [], "clock": []}
     validator = Draft202012Validator(json.loads(SCHEMA.read_text()))
     rng = random.Random(seed)
     metadata = (("authorization", f"Bearer {token}"),)
@@ -62,6 +62,7 @@ async def doc_bot(gateway: str, token: str, assigned: asyncio.Future[None], seed
             elif kind == "turn":
                 t = message.turn
                 out["turn_ids"].append(t.turn_id)
+                out["clock"].append((t.move_ms, t.time_bank_ms))
                 out["bad_views"] += [e.message for e in validator.iter_errors(json.loads(t.view_json))]
                 text = "Roll" if len(out["turn_ids"]) == 1 else rng.choice(list(t.legal_actions))
                 action = bot_pb2.SubmitAction(match_id=t.match_id, seat=t.seat, turn_id=t.turn_id, action=text)
@@ -124,6 +125,7 @@ def test_a_bot_written_from_the_protocol_page_plays_through_the_gateway(redis_ur
         assert out["refused"] == [("REFUSAL_CODE_SYNTAX", out["refused"][0][1])] and out["refused"][0][1] > 0
         assert out["bad_views"] == []
         assert out["turn_ids"] == sorted(set(out["turn_ids"])) and len(out["turn_ids"]) > 10
+        assert out["clock"][:2] == [(5000, 10_000), (1000, 10_000)]  # the first move's allowance, then move_ms
         assert out["result"].end_reason == match_pb2.END_REASON_COMPLETED
         # after MatchEnded the gateway ends the stream itself, status OK (not the worker's keepalive, ~30 s on)
         assert out["code"] == grpc.StatusCode.OK and out["stream_end_s"] < 10
