@@ -37,6 +37,7 @@ from referee.wire.values import MatchResult, RefusalCode, bot_text_error, token_
 log = structlog.get_logger("referee.server")
 
 MAX_ACTION_CHARS = 200
+_HEX_DIGITS = frozenset("0123456789abcdef")
 REFEREE_VERSION = SDK_VERSION
 
 
@@ -128,8 +129,10 @@ def spec_from_proto(p: match_pb2.MatchSpec) -> MatchSpec:
     seats = tuple(SeatSpec(s.seat, s.bot_name, s.token_sha256) for s in p.seats)
     if sorted(s.seat for s in seats) != list(range(game.num_players)):
         raise ValueError(f"{p.game_id} needs seats 0..{game.num_players - 1}, each once")
-    if any(len(s.token_sha256) != 64 for s in seats):
-        raise ValueError("every seat needs the hex SHA-256 of its bot's token")
+    for s in seats:  # sessions are matched by the lowercase digest: any other spelling could never join
+        if len(s.token_sha256) != 64 or not set(s.token_sha256) <= _HEX_DIGITS:  # (not echoed: it may be a token)
+            raise ValueError(f"seat {s.seat}: token_sha256 must be the lowercase hex SHA-256 of the bot's token, "
+                             "64 characters 0-9a-f")  # fmt: skip
     kwargs: dict[str, Any] = {}
     if p.seed:
         kwargs["seed"] = p.seed

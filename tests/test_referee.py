@@ -6,6 +6,7 @@ Time controls here are short so the tests are quick; they assert what happens, n
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import random
 import secrets
@@ -576,3 +577,23 @@ def test_watching_a_match_without_the_admin_token_hides_other_seats_refused_text
         assert transcript.verify_lines(public) is None
 
     run(test)
+
+
+def test_a_seat_token_hash_must_be_the_lowercase_hex_digest() -> None:
+    """Sessions are matched by the lowercase hex SHA-256 of their token: a spec with any other spelling (upper
+    case, as .NET's Convert.ToHexString prints it, or the token itself) is refused at once, without echoing it,
+    instead of starting a match whose seat can never join."""
+    from referee.server import spec_from_proto
+
+    digest = hashlib.sha256(b"arena_tok").hexdigest()
+
+    def spec_with(seat0_hash: str) -> match_pb2.MatchSpec:
+        seats = [match_pb2.SeatSpec(seat=0, bot_name="a", token_sha256=seat0_hash),
+                 match_pb2.SeatSpec(seat=1, bot_name="b", token_sha256=digest)]  # fmt: skip
+        return match_pb2.MatchSpec(match_id="m", game_id="shanghaien", seats=seats)
+
+    assert spec_from_proto(spec_with(digest)).seats[0].token_sha256 == token_sha256("arena_tok") == digest
+    for bad in (digest.upper(), digest[:63], digest + "0", "g" * 64, "arena_tok".ljust(64, "x")):
+        with pytest.raises(ValueError, match="seat 0: token_sha256 must be the lowercase hex SHA-256") as info:
+            spec_from_proto(spec_with(bad))
+        assert bad not in str(info.value)

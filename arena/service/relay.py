@@ -7,6 +7,8 @@ own token, so the worker still authenticates and authorises every seat itself. M
 gateway as bytes (only the first message is decoded, and actions when one stream carries several
 matches), which keeps the relay's cost per move small.
 
+A stream ends (status OK) as soon as the bot has the ``MatchEnded`` of every match it named.
+
 When a worker dies, the gateway waits for the match to run again (another worker takes its lease
 over and resumes it) and re-attaches, while the bot's stream stays open: the bot sees ``MatchStarted``
 and a ``Turn`` with the whole history again, as after any reconnect, and never needs another address.
@@ -281,9 +283,11 @@ class PlayRelay:
                             break
                         if self_only:  # the stream's one writer: no lock on the hot path
                             await context.write(message)
-                            continue
-                        async with writing:
-                            await context.write(message)
+                        else:
+                            async with writing:
+                                await context.write(message)
+                        if message[:1] == _MATCH_ENDED_TAG and _is_match_ended(message):
+                            return  # the bot has its result; the stream ends when every named match has
                     code = await call.code()
                     if code in _FINAL_CODES:
                         raise _RefusedError(code, await call.details())
@@ -321,6 +325,18 @@ def _upstream_hello(hello: bot_pb2.Hello, match_id: str) -> bytes:
     one.match_ids.append(match_id)
     message: bytes = bot_pb2.PlayRequest(hello=one).SerializeToString()
     return message
+
+
+_MATCH_ENDED_TAG: Final = bytes([bot_pb2.PlayResponse.MATCH_ENDED_FIELD_NUMBER << 3 | 2])
+"""The first byte of a serialised ``PlayResponse`` carrying ``MatchEnded`` (its one field's tag), so the
+relay decodes only the candidates."""
+
+
+def _is_match_ended(message: bytes) -> bool:
+    try:
+        return bool(bot_pb2.PlayResponse.FromString(message).WhichOneof("message") == "match_ended")
+    except DecodeError:
+        return False
 
 
 def _is_welcome(message: bytes) -> bool:
