@@ -37,6 +37,10 @@ SERVER_OPTIONS: Final = [
     ("grpc.keepalive_timeout_ms", 10_000),
     ("grpc.http2.max_pings_without_data", 0),
     ("grpc.keepalive_permit_without_calls", 1),
+    # Clients' keepalive pings (the gateway's relay pings its workers every 10 s) are welcome down to 5 s
+    # apart: gRPC's default (one per 5 minutes without data) answered an idle relay link with GOAWAY
+    # "too_many_pings" after about 30 s, a needless re-attach in the middle of a slow bot's match.
+    ("grpc.http2.min_ping_interval_without_data_ms", 5_000),
     # gRPC sets SO_REUSEPORT by default: a second server on a busy port would start and share it.
     ("grpc.so_reuseport", 0),
     # Calls that arrived before the application asked for them: gRPC's defaults (1,000, hard limit 3,000)
