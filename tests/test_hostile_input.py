@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import random
 import secrets
+import signal
 import socket
 import subprocess
 import sys
@@ -663,3 +665,21 @@ def test_garbage_request_bodies_are_invalid_argument_never_unknown_on_the_gatewa
 
     asyncio.run(run())
 
+
+
+def test_arena_serve_takes_a_relative_data_folder(tmp_path: Path) -> None:
+    """The README's own ``arena serve --data arena-data``: redis-server changes into its folder before it
+    opens its log file, so a relative path once failed with "Can't open the log file"."""
+    env = {**os.environ, "ARENA_ADMIN_TOKEN": "arena_admin_" + secrets.token_urlsafe(32)}
+    proc = subprocess.Popen([sys.executable, "-m", "arena.cli", "serve", "--data", "arena-data", "--listen",
+                             "127.0.0.1:0"], cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)  # fmt: skip
+    try:
+        assert proc.stdout is not None
+        first = proc.stdout.readline()  # printed once Redis, the gateway and the workers are up
+        assert first.startswith("arena serving: gateway 127.0.0.1:"), (first, proc.stderr.read() if proc.stderr else "")
+        assert f"admin token in {tmp_path / 'arena-data' / 'admin-token'}" in first
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=60)
+    assert proc.returncode == 0

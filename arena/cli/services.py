@@ -94,7 +94,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from referee.logs import configure
 
     s = settings(args)
-    data = Path(args.data)
+    data = Path(args.data).resolve()  # redis-server changes into its --dir before it opens its log file
     listen = s["listen"] or "127.0.0.1:50051"
     strong_admin_token(s)
     tls = listen_tls(s, listen)
