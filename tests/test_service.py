@@ -357,6 +357,9 @@ def test_the_cli_drives_the_arena_and_follows_a_match_live(
             assert transcripts.verify(one) is None
             await run("transcript", "get", "--bot", "alpha", "-o", str(tmp_path / "all"), *g)
             assert len(list((tmp_path / "all").glob("*.jsonl"))) == 2
+            # --bot asks for a set: a folder, even when it does not exist yet and one match is found
+            await run("transcript", "get", "--bot", "beta", "--limit", "1", "-o", str(tmp_path / "beta"), *g)
+            assert [p.name for p in (tmp_path / "beta").glob("*.jsonl")] == [f"{reply['match_id']}.jsonl"]
             watched = (await run("match", "watch", reply["match_id"], *g)).splitlines()
             assert watched[-1].startswith("end: completed")
             follower.close()

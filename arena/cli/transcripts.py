@@ -140,7 +140,9 @@ def cmd_transcript_get(args: argparse.Namespace) -> int:
             if not ids:
                 raise CliError("no match: give match ids, or --bot / --game", 2)
             out = Path(args.output) if args.output else None
-            many = len(ids) > 1 or (out is not None and out.is_dir())
+            # --bot/--game ask for a set (a folder, even when one match is found), as does a path ending in "/"
+            asked_folder = bool(args.bot or args.game) or str(args.output or "").endswith("/")
+            many = len(ids) > 1 or asked_folder or (out is not None and out.is_dir())
             if many:
                 folder = out or Path("transcripts")
                 folder.mkdir(parents=True, exist_ok=True)
