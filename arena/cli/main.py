@@ -16,6 +16,9 @@ or the gateway being unreachable, a bot that cannot be loaded, into one line ``a
 stderr and a non-zero exit status (the CliError's, else 1); anything unexpected the same way, naming
 its type. ``arena --debug ...`` prints the traceback as well. Output cut short by a closed pipe
 (``arena ... | head``) ends quietly. Usage errors are argparse's: its message and exit status 2.
+
+With ``--json`` stdout holds the command's JSON and nothing else (``arena.cli.common``'s ``--json``
+section; the shapes in docs/cli.md): whatever else would have gone there goes to stderr.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ import traceback
 from collections.abc import Sequence
 
 from arena.cli import bots, demo, ladder, local, matches, owners, play, services, tournament, transcripts
-from arena.cli.common import CliError, report
+from arena.cli.common import CliError, json_stdout, report
 
 COMMANDS = (local, demo, play, bots, owners, matches, transcripts, ladder, services, tournament)
 
@@ -44,7 +47,11 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        result: int = args.func(args)
+        if getattr(args, "json", False):  # stdout is the JSON's alone (docs/cli.md)
+            with json_stdout():
+                result: int = args.func(args)
+        else:
+            result = args.func(args)
         sys.stdout.flush()  # a closed pipe shows here, not at exit
         return result
     except BrokenPipeError:
