@@ -349,7 +349,7 @@ def test_the_cli_drives_the_arena_and_follows_a_match_live(
             assert live == stored.splitlines()
             # request and wait; list; download one and many; watch a finished match
             reply = await run("match", "request", "beta", "alpha", "--game", "shanghaien", "--wait", "--json", *admin)
-            assert reply["match"]["state"] == "MATCH_STATE_FINISHED"
+            assert reply["match"]["state"] == "finished"  # as --state spells it (docs/cli.md)
             listed = await run("matches", "list", "--bot", "alpha", "--json", *g)
             assert {m["match_id"] for m in listed} == {queued["match_id"], reply["match_id"]}
             one = tmp_path / "one.jsonl"

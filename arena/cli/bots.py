@@ -5,20 +5,20 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 from typing import Any
 
-from google.protobuf.json_format import MessageToDict  # type: ignore[import-untyped]
 from rich.table import Table
 
 from arena.cli.common import (
     REFERENCE_ALIASES,
     CliError,
+    add_json,
     add_settings,
     client,
     console,
     dial_tls,
+    emit_json,
     error,
     float_type,
     non_negative_int,
@@ -62,6 +62,9 @@ def cmd_bot_run(args: argparse.Namespace) -> int:
         raise CliError(f"{'the referee' if args.server else 'the arena'} refused the bot: {e}") from None
     except KeyboardInterrupt:
         return 130
+    if args.json:
+        emit_json(outcomes)
+        return 0
     for o in outcomes:
         console.print(f"{o.match_id}: {o.end_reason}, place {o.mine.rank}, score {o.mine.score}")
     return 0
@@ -82,7 +85,7 @@ def cmd_bot_register(args: argparse.Namespace) -> int:
     except ArenaError as e:
         return error(e)
     if args.json:
-        print(json.dumps({"bot": MessageToDict(bot, preserving_proto_field_name=True), "token": token}))
+        emit_json({"bot": bot, "token": token})
         return 0
     console.print(f"registered {bot.name} (owner {bot.owner}; plays {', '.join(bot.game_ids)})")
     console.print(f"token (shown once, keep it secret): {token}")
@@ -99,7 +102,7 @@ def cmd_bot_list(args: argparse.Namespace) -> int:
     except ArenaError as e:
         return error(e)
     if args.json:
-        print(json.dumps([MessageToDict(b, preserving_proto_field_name=True) for b in bots]))
+        emit_json(bots)
         return 0
     table = Table()
     for col in ("bot", "owner", "games", "version", "enabled", "online", "running", "last seen", "ladder"):
@@ -123,7 +126,10 @@ def cmd_bot_rotate(args: argparse.Namespace) -> int:
             token = c.rotate_token(args.name)
     except ArenaError as e:
         return error(e)
-    print(json.dumps({"name": args.name, "token": token}) if args.json else f"new token for {args.name}: {token}")
+    if args.json:
+        emit_json({"name": args.name, "token": token})
+    else:
+        print(f"new token for {args.name}: {token}")
     return 0
 
 
@@ -137,7 +143,7 @@ def cmd_bot_enable(args: argparse.Namespace, enabled: bool) -> int:
     except ArenaError as e:
         return error(e)
     if args.json:
-        print(json.dumps(MessageToDict(bot, preserving_proto_field_name=True)))
+        emit_json(bot)
     else:
         console.print(f"{bot.name}: {'enabled' if bot.enabled else 'disabled'}")
     return 0
@@ -165,6 +171,7 @@ def add_parser(sub: Any) -> Any:
         setting = SETTINGS[name]
         kind: dict[str, Any] = {"action": "store_true", "default": None} if name == "tls" else {}
         p.add_argument("--" + name.replace("_", "-"), dest=name, help=f"{setting.help} (env {setting.env})", **kind)
+    add_json(p, "the outcome of each match it played, when it stops,")
     p.set_defaults(func=cmd_bot_run)
 
     p = bot.add_parser("register", help="register a bot and print its token (admin, or an owner for itself)")

@@ -16,7 +16,17 @@ from typing import Any
 from rich.table import Table
 from rich.text import Text
 
-from arena.cli.common import REFERENCE_ALIASES, CliError, console, errors, milliseconds, positive_int, progress
+from arena.cli.common import (
+    REFERENCE_ALIASES,
+    CliError,
+    add_json,
+    console,
+    emit_json,
+    errors,
+    milliseconds,
+    positive_int,
+    progress,
+)
 from referee import games
 
 
@@ -77,7 +87,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
         results = asyncio.run(check.run_checks(launcher, config, say))
     if args.json:
-        print(check.results_json(results))
+        emit_json([r.to_dict() for r in results])
         return 0 if check.all_passed(results) else 1
     table = Table(title=f"arena bot check: {launcher.label}")
     for col in ("check", "game", "result", "reason"):
@@ -126,6 +136,6 @@ def add_parser(bot: Any) -> None:
     p.add_argument("--wait-s", type=_seconds, default=600.0,
                    help="with --server: seconds to wait for the bot to connect (default 600)")  # fmt: skip
     p.add_argument("--out", help="folder for transcripts and the bot's output (default transcripts/check-TIME)")
-    p.add_argument("--json", action="store_true", help="print the checks as JSON (stdout holds nothing else)")
+    add_json(p, "the checks")
     p.add_argument("--log-level", default="ERROR", help="referee log level (default ERROR)")
     p.set_defaults(func=cmd_check)

@@ -1,6 +1,9 @@
 """What every ``arena`` command shares: settings, consoles, the gateway client, progress columns,
-service start-up, argument types and error reporting. Command modules import this and nothing else of
-``arena.cli``.
+service start-up, argument types, error reporting and what ``--json`` prints. Command modules import
+this and nothing else of ``arena.cli``.
+
+``--json`` (the section at the end): the one place the commands turn a result into JSON, and the guard
+that keeps stdout for it; docs/cli.md lists each command's shape.
 
 Errors: a command raises ``CliError`` (or lets an OSError, a Redis or gRPC error through);
 ``arena.cli.main`` prints one line ``arena: error: ...`` on stderr and exits non-zero. Output: the
@@ -12,15 +15,23 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import base64
+import dataclasses
+import enum
+import json
 import math
 import os
 import re
 import signal
-from collections.abc import Callable
+import sys
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from datetime import UTC, datetime
-from pathlib import Path
-from typing import Any, Final
+from pathlib import Path, PurePath
+from typing import Any, Final, TextIO
 
+from google.protobuf.descriptor import EnumDescriptor, FieldDescriptor  # type: ignore[import-untyped]
+from google.protobuf.message import Message  # type: ignore[import-untyped]
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, TextColumn, TimeElapsedColumn
 from rich.text import Text
@@ -146,8 +157,9 @@ def input_file(path: str | Path) -> Path:
     return p
 
 
-def add_settings(p: argparse.ArgumentParser, *names: str) -> None:
-    """``--config``, a flag for each named setting (``arena.config.SETTINGS``) and ``--json``."""
+def add_settings(p: argparse.ArgumentParser, *names: str, prints_result: bool = True) -> None:
+    """``--config``, a flag for each named setting (``arena.config.SETTINGS``) and, unless the command
+    prints no result (the services), ``--json``."""
     p.add_argument("--config", help="TOML settings file (default $ARENA_CONFIG or ~/.config/arena/config.toml)")
     if "gateway" in names:  # every command that dials the gateway can verify it
         names = (*names, "tls", "tls_ca", "tls_server_name")
@@ -158,7 +170,13 @@ def add_settings(p: argparse.ArgumentParser, *names: str) -> None:
         if isinstance(s.default, bool):
             kind = {"action": "store_true", "default": None}
         p.add_argument(flag, dest=name, help=f"{s.help} (env {s.env}; default {s.default!r})", **kind)
-    p.add_argument("--json", action="store_true", help="print JSON for scripts")
+    if prints_result:
+        add_json(p)
+
+
+def add_json(p: argparse.ArgumentParser, what: str = "the result") -> None:
+    """``--json``: the command prints ``what`` as JSON (docs/cli.md), and stdout holds nothing else."""
+    p.add_argument("--json", action="store_true", help=f"print {what} as JSON (stdout holds nothing else)")
 
 
 def dial_tls(s: dict[str, Any]) -> ClientTls | None:
@@ -286,3 +304,152 @@ def utc(t: float) -> str:
     """A timestamp as UTC date and time (``-`` for none)."""
     return datetime.fromtimestamp(t, UTC).strftime("%Y-%m-%d %H:%M:%S") if t else "-"
 
+
+# ------------------------------------------------------------------------------------------ --json
+#
+# The rules, the same for every command (docs/cli.md):
+# - every field is there, at its default value too (an offline bot has ``"online": false``, seat 0
+#   ``"seat": 0``); a message field that is not set is ``null``;
+# - enum values are spelled as the command line spells them: lowercase, without the enum's prefix
+#   (``MATCH_STATE_FINISHED`` is ``"finished"``, as in ``arena match list --state finished``); the
+#   ``*_UNSPECIFIED`` value is ``null``;
+# - numbers are finite: an infinite or NaN float is ``null`` (JSON has no such numbers), and the text is
+#   written with ``allow_nan=False``, so a value that slipped past this fails loudly instead of printing
+#   ``Infinity``;
+# - stdout holds the JSON and nothing else (``json_stdout``).
+#
+# Protobuf's own ``MessageToDict`` is not used: even with ``always_print_fields_with_no_presence`` it leaves
+# unset message fields out, writes 64-bit integers as strings, infinities as the string ``"Infinity"`` and
+# enum values with their prefix.
+
+_targets: list[TextIO] = []  # where ``emit_json`` writes while a ``json_stdout`` block runs (innermost last)
+
+
+def enum_text(descriptor: EnumDescriptor, number: int) -> str | None:
+    """A proto enum value as the CLI spells it: ``MATCH_STATE_FINISHED`` -> ``finished``; None for the
+    ``*_UNSPECIFIED`` value and for a number the enum does not have."""
+    value = descriptor.values_by_number.get(number)
+    if value is None or value.name.endswith("_UNSPECIFIED"):
+        return None
+    return str(value.name.removeprefix(_enum_prefix(descriptor)).lower())
+
+
+def _enum_prefix(descriptor: EnumDescriptor) -> str:
+    """``MATCH_STATE_`` for ``MatchState``: the zero value's name without ``UNSPECIFIED`` (buf's rule that
+    every value carries the enum's name), else the enum's name in upper snake case."""
+    zero = descriptor.values_by_number.get(0)
+    if zero is not None and zero.name.endswith("_UNSPECIFIED"):
+        return str(zero.name.removesuffix("UNSPECIFIED"))
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", descriptor.name).upper() + "_"
+
+
+def proto_json(msg: Message) -> dict[str, Any]:
+    """A protobuf message as a JSON object: every field of its type by its proto name, in declaration order."""
+    out: dict[str, Any] = {}
+    for field in msg.DESCRIPTOR.fields:
+        value = getattr(msg, field.name)
+        if field.message_type is not None and field.message_type.GetOptions().map_entry:
+            value_field = field.message_type.fields_by_name["value"]
+            out[field.name] = {str(k): _field_value(value_field, v) for k, v in value.items()}
+        elif field.is_repeated:
+            out[field.name] = [_field_value(field, v) for v in value]
+        elif field.has_presence and not msg.HasField(field.name):
+            out[field.name] = None
+        else:
+            out[field.name] = _field_value(field, value)
+    return out
+
+
+def _field_value(field: FieldDescriptor, value: Any) -> Any:
+    if field.type == FieldDescriptor.TYPE_MESSAGE:
+        return proto_json(value)
+    if field.type == FieldDescriptor.TYPE_ENUM:
+        return enum_text(field.enum_type, value)
+    if field.type == FieldDescriptor.TYPE_BYTES:
+        return base64.b64encode(value).decode("ascii")
+    return json_value(value)
+
+
+def json_value(value: Any) -> Any:
+    """``value`` as JSON's types: messages as ``proto_json``, dataclasses as their fields, enums as their
+    value, paths as text, tuples and sets as lists, and every float that is not finite as None."""
+    if isinstance(value, enum.Enum):
+        return json_value(value.value)
+    if value is None or isinstance(value, bool | int | str):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, Message):
+        return proto_json(value)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: json_value(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, Mapping):
+        return {str(k): json_value(v) for k, v in value.items()}
+    if isinstance(value, list | tuple | set | frozenset):
+        return [json_value(v) for v in value]
+    if isinstance(value, PurePath):
+        return str(value)
+    raise TypeError(f"no JSON form for {type(value).__name__}")
+
+
+def standing_json(s: Any) -> dict[str, Any]:
+    """A ladder ``Standing`` (``arena ladder show``, ``arena local``): its rank, the row's fields, the 95%
+    error bar and whether the rating is still provisional."""
+    return {"rank": s.rank, **s.row.to_dict(), "error": s.row.error, "provisional": s.row.provisional}
+
+
+def json_text(value: Any) -> str:
+    """The JSON text of ``value`` (through ``json_value``), on one line; ValueError if a non-finite number remains."""
+    return json.dumps(json_value(value), allow_nan=False)
+
+
+def emit_json(value: Any) -> None:
+    """Print ``value`` as one line of JSON on stdout: a command's whole ``--json`` output, or one line of a
+    stream of JSON Lines."""
+    out = _targets[-1] if _targets else sys.stdout
+    out.write(json_text(value) + "\n")
+    out.flush()
+
+
+def emit_json_line(text: str) -> None:
+    """Print one line that is JSON already (a transcript line) as it is, after checking that it is one
+    JSON value with finite numbers: ValueError otherwise."""
+    json.loads(text, parse_constant=_refuse_constant)
+    out = _targets[-1] if _targets else sys.stdout
+    out.write(text.rstrip("\n") + "\n")
+    out.flush()
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+@contextmanager
+def json_stdout() -> Iterator[None]:
+    """While a ``--json`` command runs, stdout is kept for ``emit_json``: anything else written to it, a message,
+    a progress bar, a library's print, a bot's print in a child process, goes to stderr instead. At the
+    file-descriptor level when stdout is a real file (child processes inherit descriptor 1), else (tests
+    that capture ``sys.stdout``) by swapping ``sys.stdout``."""
+    real = sys.stdout
+    real.flush()
+    fd: int | None = None
+    try:
+        fd, err_fd = real.fileno(), sys.stderr.fileno()
+    except (AttributeError, OSError, ValueError):  # not backed by a descriptor (a test's capture)
+        fd = None
+    target: TextIO = real
+    if fd is not None:
+        sys.stderr.flush()
+        target = os.fdopen(os.dup(fd), "w", encoding="utf-8", closefd=True)
+        os.dup2(err_fd, fd)
+    sys.stdout = sys.stderr
+    _targets.append(target)
+    try:
+        yield
+    finally:
+        _targets.pop()
+        sys.stdout = real
+        if fd is not None:
+            sys.stderr.flush()
+            os.dup2(target.fileno(), fd)
+            target.close()

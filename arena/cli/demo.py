@@ -6,7 +6,7 @@ import argparse
 import random
 from typing import Any
 
-from arena.cli.common import CliError
+from arena.cli.common import CliError, add_json, emit_json
 from referee import chance, games
 
 
@@ -21,24 +21,32 @@ def cmd_demo(args: argparse.Namespace) -> int:
         raise CliError(f"unknown player(s) {', '.join(unknown)}; known: {', '.join(PLAYERS)}", 2)
     seed = str(args.seed)
     rng = random.Random(f"players:{seed}")
-    print(f"{game.game_id}: {' vs '.join(f'{n} (seat {i})' for i, n in enumerate(names))}")
-    print(f"seed hash {chance.seed_hash(seed)}")
+    if not args.json:
+        print(f"{game.game_id}: {' vs '.join(f'{n} (seat {i})' for i, n in enumerate(names))}")
+        print(f"seed hash {chance.seed_hash(seed)}")
     state = game.new_state()
+    actions: list[dict[str, Any]] = []
     ply = 0
     while not state.is_terminal():
         actor = state.current_player()
         action = chance.sample(state, seed, ply) if actor == games.CHANCE else PLAYERS[names[actor]](state, rng)
-        if args.verbose:
+        actions.append({"ply": ply, "actor": actor, "action": str(action)})
+        if args.verbose and not args.json:
             who = "chance" if actor == games.CHANCE else f"seat {actor}"
             print(f"{ply:>4} {who:<7} {action}")
         state = state.apply(action)
         ply += 1
+    results = zip(names, state.scores(), state.ranks(), strict=True)
+    seats = [{"seat": i, "player": name, "score": score, "rank": rank} for i, (name, score, rank) in enumerate(results)]
+    if args.json:
+        emit_json({"game": game.game_id, "seed": seed, "seed_sha256": chance.seed_hash(seed), "players": names,
+                      "plies": ply, "actions": actions, "seats": seats, "board": state.render()})  # fmt: skip
+        return 0
     print(state.render())
     print(f"\n{ply} plies; seed {seed}")
-    for seat, (name, score, rank) in enumerate(zip(names, state.scores(), state.ranks(), strict=True)):
-        print(f"  seat {seat} {name:<7} score {score:>3}  place {rank}")
+    for s in seats:
+        print(f"  seat {s['seat']} {s['player']:<7} score {s['score']:>3}  place {s['rank']}")
     return 0
-
 
 
 def add_parser(sub: Any) -> None:
@@ -47,4 +55,5 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--seed", default="1", help="match seed: all chance derives from it (default 1)")
     p.add_argument("--players", help="comma-separated, one per seat: random, greedy, strong")
     p.add_argument("-v", "--verbose", action="store_true", help="print every action")
+    add_json(p, "the match (every action, the result, the final board)")
     p.set_defaults(func=cmd_demo)

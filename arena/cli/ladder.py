@@ -4,8 +4,8 @@
     arena ladder history BOT [--game ID] [--version V] [--plot FILE.png] [--compare BOT ...] [--json]
     arena ladder h2h --game ID [--bot NAME] [--json]
 
-    arena ladder rebuild --game ID     # operator commands, on Redis
-    arena ladder run [--game ID ...]   # the ladder process
+    arena ladder rebuild --game ID [--json]   # operator commands, on Redis
+    arena ladder run [--game ID ...]          # the ladder process
 
 ``show``, ``history`` and ``h2h`` read the ladder from the gateway (``LadderService``, the address of the
 ``gateway`` setting: ``--gateway``, ``$ARENA_GATEWAY``, the config file; ``--tls``/``--tls-ca`` to verify
@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import time
 from collections.abc import Iterator
@@ -31,9 +30,11 @@ from rich.table import Table
 
 from arena.cli.common import (
     CliError,
+    add_json,
     add_settings,
     console,
     dial_tls,
+    emit_json,
     errors,
     float_type,
     listen_tls,
@@ -41,6 +42,7 @@ from arena.cli.common import (
     positive_int,
     run_service,
     settings,
+    standing_json,
 )
 from arena.ladder.report import board_table, local_time, plot
 from referee import games
@@ -91,9 +93,7 @@ def cmd_show(args: argparse.Namespace) -> int:
             page = _write_board_html(ladder, args.game, standings, Path(args.html), args.replays)
             (errors if args.json else console).print(f"ladder page written to {page}")
     if args.json:
-        rows = [{"rank": s.rank, **s.row.to_dict(), "error": s.row.error, "provisional": s.row.provisional}
-                for s in standings]  # fmt: skip
-        print(json.dumps({"game_id": args.game, "rows": rows}, indent=2))
+        emit_json({"game_id": args.game, "rows": [standing_json(s) for s in standings]})
         return 0
     console.print(board_table(args.game, standings))
     if not standings:
@@ -139,10 +139,8 @@ def cmd_history(args: argparse.Namespace) -> int:
         errors.print(f"no rated matches for {', '.join(names)}" + (f" on {args.game}" if args.game else ""))
         return 1
     if args.json:
-        out = [{"game_id": g, "bot_name": n, "bot_version": v,
-                "points": [{"finished_at": p.finished_at, "rating": p.rating, "match_id": p.match_id} for p in pts]}
-               for (g, n, v), pts in series.items()]  # fmt: skip
-        print(json.dumps(out, indent=2))
+        emit_json([{"game_id": g, "bot_name": n, "bot_version": v, "points": pts}
+                      for (g, n, v), pts in series.items()])  # fmt: skip
     else:
         table = Table(title="rating history")
         for col in ("game", "bot", "version", "matches", "first", "last", "now", "best", "last played"):
@@ -154,7 +152,7 @@ def cmd_history(args: argparse.Namespace) -> int:
         console.print(table)
     if args.plot:
         plot(series, args.plot)
-        console.print(f"chart written to {args.plot}")
+        (errors if args.json else console).print(f"chart written to {args.plot}")
     return 0
 
 
@@ -162,9 +160,7 @@ def cmd_h2h(args: argparse.Namespace) -> int:
     with _gateway(args) as ladder:
         records = ladder.h2h(args.game, args.bot)
     if args.json:
-        out = [{"a": list(h.a), "b": list(h.b), "a_wins": h.a_wins, "draws": h.draws, "b_wins": h.b_wins}
-               for h in records]  # fmt: skip
-        print(json.dumps(out, indent=2))
+        emit_json(records)
         return 0
     table = Table(title=f"{args.game} head to head", caption="every pair of seats of every rated match")
     for col, justify in [("bot A", "left"), ("bot B", "left"), ("A wins", "right"), ("draws", "right"),
@@ -183,7 +179,11 @@ def cmd_h2h(args: argparse.Namespace) -> int:
 def cmd_rebuild(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     counted = _ladder(args).rebuild(args.game)
-    console.print(f"{args.game}: {counted} rated results replayed in {time.perf_counter() - started:.1f} s")
+    seconds = time.perf_counter() - started
+    if args.json:
+        emit_json({"game_id": args.game, "results": counted, "seconds": seconds})
+    else:
+        console.print(f"{args.game}: {counted} rated results replayed in {seconds:.1f} s")
     return 0
 
 
@@ -260,10 +260,11 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p = sub.add_parser("rebuild", help="recompute a game's ladder from every stored result (on Redis)")
     p.add_argument("--game", required=True, choices=games.GAME_IDS)
     common(p)
+    add_json(p)
     p.set_defaults(func=cmd_rebuild)
 
     p = sub.add_parser("run", help="the ladder process: apply results, schedule rated matches, serve LadderService")
-    add_settings(p, "redis_url", "listen", "metrics_port", "log_level", "tls_cert", "tls_key")
+    add_settings(p, "redis_url", "listen", "metrics_port", "log_level", "tls_cert", "tls_key", prints_result=False)
     p.add_argument("--game", action="append", help="game ids to schedule (default: all)")
     p.add_argument("--queue-depth", type=positive_int, default=8, help="ladder matches kept waiting (default 8)")
     p.add_argument("--max-rate", type=float_type(0.001), default=2.0,

@@ -17,7 +17,17 @@ import time
 from pathlib import Path
 from typing import Any
 
-from arena.cli.common import console, float_type, positive_int, progress, report
+from arena.cli.common import (
+    add_json,
+    console,
+    emit_json,
+    errors,
+    float_type,
+    positive_int,
+    progress,
+    report,
+    standing_json,
+)
 from referee import games
 
 REFERENCE = ("random", "greedy", "strong")
@@ -36,9 +46,10 @@ async def run_local(args: argparse.Namespace) -> int:
 
     data = Path(args.data).resolve()
     game_ids = tuple(args.game or ["shanghaien", "shangrila-3p"])
-    console.print(f"local arena in {data} ({args.workers} referee workers)", style="bold")
+    say = errors if args.json else console  # with --json, stdout is the JSON's alone
+    say.print(f"local arena in {data} ({args.workers} referee workers)", style="bold")
     async with LocalArena(data, workers=args.workers, log_level="WARNING", gateway_extra=host_ladder) as arena:
-        console.print(f"  Redis {arena.redis_url} (data {data / 'redis'}), gateway {arena.gateway}, logs {arena.logs}")
+        say.print(f"  Redis {arena.redis_url} (data {data / 'redis'}), gateway {arena.gateway}, logs {arena.logs}")
         admin = ArenaClient(arena.gateway, arena.admin_token)
         bots: list[subprocess.Popen[bytes]] = []
         runner: LadderRunner | None = None
@@ -54,7 +65,7 @@ async def run_local(args: argparse.Namespace) -> int:
                     token = await asyncio.to_thread(admin.rotate_token, name)  # a data folder from an earlier run
                     how = "token rotated"
                 bots.append(start_bot(name, token, arena.gateway, arena.logs, args.time_per_move))
-                console.print(f"  bot {name}: {how}, connecting")
+                say.print(f"  bot {name}: {how}, connecting")
             deadline = time.monotonic() + 60
             while sum(b.online for b in await asyncio.to_thread(admin.list_bots) if b.name in REFERENCE) < 3:
                 if time.monotonic() > deadline:
@@ -66,8 +77,8 @@ async def run_local(args: argparse.Namespace) -> int:
             config = SchedulerConfig(games=game_ids, queue_depth=4, max_rate=4.0)
             runner = LadderRunner(arena.redis_url, config, max_matches=args.matches, seed=args.seed)
             threads = runner.start()
-            console.print(f"  ladder: scheduling {args.matches} rated matches ({', '.join(game_ids)})")
-            with progress(console=console) as bar:
+            say.print(f"  ladder: scheduling {args.matches} rated matches ({', '.join(game_ids)})")
+            with progress(console=say) as bar:
                 task = bar.add_task("rated matches", total=args.matches)
                 while True:
                     done = int(r.xlen("arena:results")) - results_before
@@ -82,36 +93,48 @@ async def run_local(args: argparse.Namespace) -> int:
             ids = [m.match_id for m in finished]
             out = data / "transcripts"
             out.mkdir(exist_ok=True)
-            bad = 0
+            problems: list[dict[str, Any]] = []
             for match_id in ids:
                 text, _ = await asyncio.to_thread(admin.transcript, match_id)
                 path = out / f"{match_id}.jsonl"
                 path.write_text(text)
-                bad += transcripts.verify(path) is not None
+                problem = transcripts.verify(path)
+                if problem is not None:
+                    problems.append({"file": path, "line": problem.line, "problem": problem.message})
+            bad = len(problems)
+            replays: dict[str, Path] = {}
             if args.html:  # one replay per game: its newest match (the list is newest first)
                 from arena.replay import write_replay
 
                 for game_id in game_ids:
                     newest = next((m.match_id for m in finished if m.game_id == game_id), None)
                     if newest is None:
-                        console.print(f"  {game_id}: no finished match to replay")
+                        say.print(f"  {game_id}: no finished match to replay")
                         continue
                     page = write_replay(transcripts.file_lines(out / f"{newest}.jsonl"), out / f"{newest}.html")
-                    console.print(f"  {game_id}: replay of its last match {page}")
+                    replays[game_id] = page
+                    say.print(f"  {game_id}: replay of its last match {page}")
+            ladders = []
             for game_id in game_ids:
                 board = runner.ladder.leaderboard(game_id)
-                console.print(board_table(game_id, board))
+                if not args.json:
+                    console.print(board_table(game_id, board))
                 chart = data / f"ladder-{game_id}.png"
                 _plot(runner.ladder, game_id, chart)
                 names = [s.row.name for s in board if s.row.name in REFERENCE]
                 verdict = names == ["strong", "greedy", "random"]
                 expected = "as expected" if verdict else "NOT strong > greedy > random yet"
-                console.print(f"  {game_id}: {' > '.join(names)} ({expected}); chart {chart}")
-            console.print(
+                say.print(f"  {game_id}: {' > '.join(names)} ({expected}); chart {chart}")
+                ladders.append({"game_id": game_id, "rows": [standing_json(s) for s in board], "order": names,
+                                "as_expected": verdict, "chart": chart, "replay": replays.get(game_id)})  # fmt: skip
+            say.print(
                 f"transcripts: {out}/ ({len(ids) - bad} of {len(ids)} verified with the engines); "
                 f"to keep an arena up: arena serve, then arena ladder show --game {game_ids[0]}"
             )
             r.close()
+            if args.json:
+                emit_json({"data": data, "matches": len(ids), "verified": len(ids) - bad, "transcripts": out,
+                              "problems": problems, "ladders": ladders})  # fmt: skip
             return 0 if bad == 0 else 1
         finally:
             if runner is not None:
@@ -164,4 +187,5 @@ def add_parser(sub: Any) -> None:
                    help="write an HTML replay of each game's last match beside its transcript")  # fmt: skip
     p.add_argument("--seed", help="base seed: the scheduler's pairings and match n's seed (SEED:n) derive from it "
                    "(default: random)")  # fmt: skip
+    add_json(p, "the outcome (leaderboards, transcripts verified)")
     p.set_defaults(func=cmd_local)

@@ -18,6 +18,9 @@ its type. ``arena --debug ...`` prints the traceback as well. A service command 
 ``server`` extra (a bot author's install: a module of ``arena.cli.common.SERVER_MODULES`` missing) is
 one line too, ``arena gateway needs the server extra: pip install ...``, exit 2. Output cut short by a
 closed pipe (``arena ... | head``) ends quietly. Usage errors are argparse's: its message and exit status 2.
+
+With ``--json`` stdout holds the command's JSON and nothing else (``arena.cli.common``'s ``--json``
+section; the shapes in docs/cli.md): whatever else would have gone there goes to stderr.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from arena.cli import bots, check, demo, ladder, local, matches, owners, play, services, tournament, transcripts
-from arena.cli.common import SERVER_MODULES, CliError, needs_server_extra, report
+from arena.cli.common import SERVER_MODULES, CliError, json_stdout, needs_server_extra, report
 
 COMMANDS = (local, demo, play, bots, owners, matches, transcripts, ladder, services, tournament)
 
@@ -60,7 +63,11 @@ def _name_commands(parser: argparse.ArgumentParser) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        result: int = args.func(args)
+        if getattr(args, "json", False):  # stdout is the JSON's alone (docs/cli.md)
+            with json_stdout():
+                result: int = args.func(args)
+        else:
+            result = args.func(args)
         sys.stdout.flush()  # a closed pipe shows here, not at exit
         return result
     except BrokenPipeError:

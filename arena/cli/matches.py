@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 import argparse
-import json
 import time
 from typing import Any
 
-from google.protobuf.json_format import MessageToDict  # type: ignore[import-untyped]
 from rich.table import Table
 
 from arena.cli.common import (
     add_settings,
     client,
     console,
+    emit_json,
+    emit_json_line,
     error,
     float_type,
     int_type,
@@ -54,10 +54,7 @@ def cmd_match_request(args: argparse.Namespace) -> int:
         return error(e)
     aborted = args.wait and from_proto_enum(EndReason, m.result.end_reason) is EndReason.ABORTED
     if args.json:
-        out: dict[str, Any] = {"match_id": match_id, "seed_sha256": seed_hash}
-        if args.wait:
-            out["match"] = MessageToDict(m, preserving_proto_field_name=True)
-        print(json.dumps(out))
+        emit_json({"match_id": match_id, "seed_sha256": seed_hash, "match": m if args.wait else None})
     else:
         console.print(f"queued {match_id} (seed hash {seed_hash})")
         if args.wait:
@@ -100,7 +97,7 @@ def cmd_match_list(args: argparse.Namespace) -> int:
     except ArenaError as e:
         return error(e)
     if args.json:
-        print(json.dumps([MessageToDict(m, preserving_proto_field_name=True) for m in matches]))
+        emit_json(matches)
         return 0
     _print_matches(matches)
     return 0
@@ -131,8 +128,8 @@ def cmd_match_watch(args: argparse.Namespace) -> int:
     try:
         with client(s, "") as c:
             if args.json:
-                for line in c.follow(args.match_id):
-                    print(line, flush=True)
+                for line in c.follow(args.match_id):  # the transcript's lines, as stored
+                    emit_json_line(line)
             else:
                 transcript.walk_lines(c.follow(args.match_id), Watch())  # printed as the lines come
     except (ArenaError, transcript.TranscriptError) as e:

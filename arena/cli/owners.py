@@ -4,13 +4,11 @@
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Any
 
-from google.protobuf.json_format import MessageToDict  # type: ignore[import-untyped]
 from rich.table import Table
 
-from arena.cli.common import add_settings, client, console, error, non_negative_int, settings, utc
+from arena.cli.common import add_settings, client, console, emit_json, error, non_negative_int, settings, utc
 
 
 def cmd_owner_create(args: argparse.Namespace) -> int:
@@ -23,8 +21,7 @@ def cmd_owner_create(args: argparse.Namespace) -> int:
     except ArenaError as e:
         return error(e)
     if args.json:
-        record = MessageToDict(owner, preserving_proto_field_name=True, always_print_fields_with_no_presence=True)
-        print(json.dumps({"owner": record, "token": token}))
+        emit_json({"owner": owner, "token": token})
         return 0
     console.print(f"owner {owner.name} created (up to {owner.max_bots} bots)")
     console.print(f"owner token (shown once, give it to them over a private channel): {token}")
@@ -41,8 +38,7 @@ def cmd_owner_list(args: argparse.Namespace) -> int:
     except ArenaError as e:
         return error(e)
     if args.json:
-        print(json.dumps([MessageToDict(o, preserving_proto_field_name=True, always_print_fields_with_no_presence=True)
-                          for o in owners]))  # fmt: skip
+        emit_json(owners)
         return 0
     table = Table()
     for col in ("owner", "bots", "max bots", "created"):
@@ -62,7 +58,10 @@ def cmd_owner_rotate(args: argparse.Namespace) -> int:
             token = c.rotate_owner_token(args.name)
     except ArenaError as e:
         return error(e)
-    print(json.dumps({"name": args.name, "token": token}) if args.json else f"new owner token for {args.name}: {token}")
+    if args.json:
+        emit_json({"name": args.name, "token": token})
+    else:
+        print(f"new owner token for {args.name}: {token}")
     return 0
 
 

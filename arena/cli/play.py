@@ -9,15 +9,23 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
-import math
 import time
 from pathlib import Path
 from typing import Any
 
 from rich.table import Table
 
-from arena.cli.common import REFERENCE_ALIASES, CliError, console, errors, milliseconds, positive_int, progress
+from arena.cli.common import (
+    REFERENCE_ALIASES,
+    CliError,
+    add_json,
+    console,
+    emit_json,
+    errors,
+    milliseconds,
+    positive_int,
+    progress,
+)
 from arena.cli.common import report as report_error
 from referee import games
 
@@ -96,7 +104,7 @@ def cmd_play(args: argparse.Namespace) -> int:
         doc = {"game": game.game_id, "players": [p.label for p in players], "seed": seed, "transcripts": str(out),
                "games_requested": games_count, **summary, "sprt": sprt, "replays": [str(r) for r in replays],
                "problems": problems}  # fmt: skip
-        print(json.dumps(_finite(doc)))
+        emit_json(doc)
         for problem in problems:
             report_error(problem)
         return 1 if problems else 0
@@ -152,17 +160,6 @@ def _number(value: float | None, spec: str) -> str:
     return "-" if value is None else format(value, spec)
 
 
-def _finite(value: Any) -> Any:
-    """``value`` with every float that is not finite (inf, nan) replaced by None: JSON has no such numbers."""
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_finite(v) for v in value]
-    return value
-
-
 def _write_replays(folder: Path, match_ids: list[str]) -> list[Path]:
     """An HTML replay beside each match's transcript (``FOLDER/MATCH_ID.html``), in match id order."""
     from arena.replay import write_replay
@@ -197,6 +194,6 @@ def add_parser(sub: Any) -> None:
                         "of the table) are the units (default); trinomial: single games")  # fmt: skip
     p.add_argument("--out", help="folder for transcripts (default transcripts/play-TIME)")
     p.add_argument("--html", action="store_true", help="also write each match's HTML replay beside its transcript")
-    p.add_argument("--json", action="store_true", help="print the summary as JSON (stdout holds nothing else)")
+    add_json(p, "the summary")
     p.add_argument("--log-level", default="WARNING", help="referee log level (default WARNING)")
     p.set_defaults(func=cmd_play)

@@ -1,5 +1,6 @@
 """The long-running processes: ``arena serve`` (all in one), ``arena gateway``, ``arena worker`` and
-``arena referee serve`` (a standalone referee). Each logs JSON lines and stops cleanly on SIGTERM."""
+``arena referee serve`` (a standalone referee). Each logs JSON lines and stops cleanly on SIGTERM; none
+prints a result, so none takes ``--json``."""
 
 from __future__ import annotations
 
@@ -175,7 +176,7 @@ def add_parser(sub: Any) -> None:
         "worker I's on N+1+I. Logs: JSON lines in DATA/logs/ (gateway.log, worker-I.log).",
     )  # fmt: skip
     add_settings(p, "listen", "admin_token", "metrics_port", "log_level", "tls_cert", "tls_key", "tls_ca",
-                 *RATE_SETTINGS)  # fmt: skip
+                 *RATE_SETTINGS, prints_result=False)  # fmt: skip
     p.add_argument("--data", default="arena-data", help="folder for Redis data, logs and the admin token")
     p.add_argument("--redis", help="use this Redis instead of starting one")
     p.add_argument("--workers", type=positive_int, default=2, help="referee worker processes (default 2)")
@@ -186,7 +187,7 @@ def add_parser(sub: Any) -> None:
         "matches, transcripts, the ladder",
     )  # fmt: skip
     add_settings(p, "redis_url", "listen", "admin_token", "metrics_port", "log_level", "tls_cert", "tls_key",
-                 "tls", "tls_ca", "tls_server_name", *RATE_SETTINGS)  # fmt: skip
+                 "tls", "tls_ca", "tls_server_name", *RATE_SETTINGS, prints_result=False)  # fmt: skip
     p.add_argument("--advertise-workers", action="store_true",
                    help="tell bots the worker running each match, for bots inside the arena's network that dial "
                    "workers themselves (default: bots play through this gateway)")  # fmt: skip
@@ -194,7 +195,7 @@ def add_parser(sub: Any) -> None:
 
     p = sub.add_parser("worker", help="a referee worker: run matches from the queue")
     add_settings(p, "redis_url", "listen", "advertise", "admin_token", "metrics_port", "log_level", "tls_cert",
-                 "tls_key")  # fmt: skip
+                 "tls_key", prints_result=False)  # fmt: skip
     p.add_argument("--worker-id", help="default: host-pid-random")
     p.add_argument("--capacity", type=positive_int, default=500, help="matches at once (default 500)")
     p.add_argument("--lease-ms", type=positive_int, default=10_000, help="lease length (default 10000)")
@@ -208,5 +209,5 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--admin-token", help="required on RefereeService calls when set")
     p.add_argument("--allow-token", action="append", help="a bot token accepted before it is seated")
     p.add_argument("--log-level", default="INFO")
-    add_settings(p, "tls_cert", "tls_key")
+    add_settings(p, "tls_cert", "tls_key", prints_result=False)
     p.set_defaults(func=cmd_referee_serve)

@@ -8,15 +8,22 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
-import math
 import time
 from pathlib import Path
 from typing import Any
 
 from rich.table import Table
 
-from arena.cli.common import REFERENCE_ALIASES, CliError, console, milliseconds, positive_int, progress
+from arena.cli.common import (
+    REFERENCE_ALIASES,
+    CliError,
+    add_json,
+    console,
+    emit_json,
+    milliseconds,
+    positive_int,
+    progress,
+)
 from arena.cli.common import report as report_error
 from referee import games
 
@@ -68,7 +75,7 @@ def cmd_tournament(args: argparse.Namespace) -> int:
             "tables": [[players[i].label for i in t] for t in table_list],
             "standings": standings, "cross_table": cross, "problems": problems,
         }  # fmt: skip
-        print(json.dumps(_finite(doc)))
+        emit_json(doc)
         for problem in problems:
             report_error(problem)
         return 1 if problems else 0
@@ -109,17 +116,6 @@ def _standings(rows: list[dict[str, Any]]) -> Table:
     return table
 
 
-def _finite(value: Any) -> Any:
-    """``value`` with every float that is not finite replaced by None: JSON has no such numbers."""
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_finite(v) for v in value]
-    return value
-
-
 def add_parser(sub: Any) -> None:
     p = sub.add_parser("tournament", help="a round robin or gauntlet of bots through a loopback referee (no Redis)")
     p.add_argument("bots", nargs="+", metavar="BOT",
@@ -135,6 +131,6 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--move-ms", type=milliseconds, help="per-move limit (default: the game's)")
     p.add_argument("--first-move-ms", type=milliseconds, help="first-move allowance (default: the game's)")
     p.add_argument("--out", help="folder for transcripts (default transcripts/tournament-TIME)")
-    p.add_argument("--json", action="store_true", help="print the results as JSON (stdout holds nothing else)")
+    add_json(p, "the results")
     p.add_argument("--log-level", default="WARNING", help="referee log level (default WARNING)")
     p.set_defaults(func=cmd_tournament)

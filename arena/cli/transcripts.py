@@ -9,25 +9,42 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from arena.cli.common import CliError, add_settings, client, console, error, positive_int, progress, settings
+from arena.cli.common import (
+    CliError,
+    add_json,
+    add_settings,
+    client,
+    console,
+    emit_json,
+    error,
+    errors,
+    json_value,
+    positive_int,
+    progress,
+    settings,
+)
 from referee import games
 from referee import transcript as transcripts
 from referee.wire.values import MatchStatus
 
 
 def cmd_transcript_verify(args: argparse.Namespace) -> int:
-    bad = 0
+    checked: list[dict[str, Any]] = []
     for path in args.files:
         try:
-            error = transcripts.verify(path)
+            problem = transcripts.verify(path)
         except OSError as e:
             raise CliError(f"{path}: {e.strerror or e}", 2) from None
-        if error is None:
-            print(f"{path}: OK")
+        if problem is None:
+            if not args.json:
+                print(f"{path}: OK")
         else:
-            bad += 1
-            print(f"{path}: {error}", file=sys.stderr)
-    return 1 if bad else 0
+            print(f"{path}: {problem}", file=sys.stderr)
+        checked.append({"file": path, "ok": problem is None, "line": problem.line if problem else None,
+                        "problem": problem.message if problem else None})  # fmt: skip
+    if args.json:
+        emit_json(checked)
+    return 1 if any(not c["ok"] for c in checked) else 0
 
 
 def cmd_transcript_show(args: argparse.Namespace) -> int:
@@ -60,6 +77,29 @@ def cmd_transcript_show(args: argparse.Namespace) -> int:
             scores, ranks = list(footer.scores), list(footer.ranks)
             console.print(f"end: {footer.end_reason}  scores {scores}  ranks {ranks}  seed {footer.seed}")
 
+    class Collect(transcripts.Visitor):
+        """``--json``: the events, every field of each (docs/cli.md), and the board pictures as text."""
+
+        def __init__(self) -> None:
+            self.doc: dict[str, Any] = {"file": args.file, "header": None, "events": [], "footer": None,
+                                        "boards": [], "final_board": None}  # fmt: skip
+
+        def header(self, header: transcripts.Header, state: games.State) -> None:
+            self.doc["header"] = _event(header)
+
+        def ply(self, ply: transcripts.Ply, action: Any, before: games.State, after: games.State) -> None:
+            if not args.quiet:
+                self.doc["events"].append(_event(ply))
+            if args.boards and _milestone(before, after):
+                self.doc["boards"].append({"ply": ply.ply, "board": after.render()})
+
+        def incident(self, event: transcripts.Incident, state: games.State) -> None:
+            self.doc["events"].append(_event(event))
+
+        def footer(self, footer: transcripts.Footer, state: games.State) -> None:
+            self.doc["footer"] = _event(footer)
+            self.doc["final_board"] = state.render()
+
     try:
         lines = transcripts.file_lines(args.file)
     except OSError as e:  # reading only: a closed pipe while printing is main's to handle
@@ -68,11 +108,23 @@ def cmd_transcript_show(args: argparse.Namespace) -> int:
         numbered = list(transcripts.parse_lines(lines))
         if not numbered or not isinstance(numbered[-1][1], transcripts.Footer):
             raise transcripts.TranscriptError("the last line must be the footer", numbered[-1][0] if numbered else 1)
-        transcripts.walk(numbered, Show())
+        collect = Collect()
+        transcripts.walk(numbered, collect if args.json else Show())
     except transcripts.TranscriptError as e:
         print(f"{args.file}: {e}", file=sys.stderr)
         return 1
+    if args.json:
+        emit_json(collect.doc)
     return 0
+
+
+def _event(event: transcripts.Event) -> dict[str, Any]:
+    """A transcript event for ``--json``: its ``type`` and every field, one its line leaves out as null
+    (a chance ply's ``think_ms``, ``bank_ms`` and ``fallback``, the hidden part of a public refusal)."""
+    doc: dict[str, Any] = {"type": event.TYPE, **json_value(event)}
+    if isinstance(event, transcripts.Ply) and event.actor < 0:
+        doc.update(think_ms=None, bank_ms=None, fallback=None)
+    return doc
 
 
 def _milestone(before: games.State, after: games.State) -> bool:
@@ -119,16 +171,20 @@ def cmd_transcript_html(args: argparse.Namespace) -> int:
     verified = data["verified"]
     problem = None if verified["ok"] else f"line {verified['line']}: {verified['message']}"
     if args.json:
-        print(json.dumps({"html": str(out), "plies": len(data["moves"]), "verified": not problem, "problem": problem}))
+        emit_json({"html": out, "plies": len(data["moves"]), "verified": not problem, "problem": problem})
         return 0
     console.print(f"{out} ({len(data['moves'])} plies; transcript {'verified' if problem is None else problem})")
     return 0
 
 
 def cmd_transcript_get(args: argparse.Namespace) -> int:
+    """One transcript to a file or stdout, many to a folder. ``--json``: a list with one entry per match
+    (docs/cli.md), the transcript's lines in it when they went to no file."""
     from arena.service.client import ArenaError
 
     s = settings(args)
+    say = errors if args.json else console  # messages; with --json stdout is the JSON's
+    got: list[dict[str, Any]] = []
     try:
         with client(s) as c:
             ids = list(args.match_ids)
@@ -149,29 +205,37 @@ def cmd_transcript_get(args: argparse.Namespace) -> int:
                 with progress() as bar:
                     task = bar.add_task("transcripts", total=len(ids))
                     for match_id in ids:
-                        text, _ = c.transcript(match_id)
-                        (folder / f"{match_id}.jsonl").write_text(text)
-                        if args.html:
-                            _write_html(text, folder / f"{match_id}.html")
+                        text, full = c.transcript(match_id)
+                        path = folder / f"{match_id}.jsonl"
+                        path.write_text(text)
+                        page = _write_html(text, folder / f"{match_id}.html") if args.html else None
+                        got.append(_got(match_id, full, path, page, None))
                         bar.advance(task)
                 replays = " with HTML replays" if args.html else ""
-                console.print(f"{len(ids)} transcript(s){replays} in {folder}/")
-                return 0
-            text, full = c.transcript(ids[0])
-            if out is None:
-                sys.stdout.write(text)
+                say.print(f"{len(ids)} transcript(s){replays} in {folder}/")
             else:
-                out.write_text(text)
-                console.print(f"{ids[0]} -> {out} ({'with your refusals' if full else 'public'})")
-            if args.html:  # beside the file; in the current folder when the transcript went to stdout
-                from arena.cli.common import errors
-
-                page = _write_html(text, out.with_suffix(".html") if out is not None else Path(f"{ids[0]}.html"))
-                (console if out is not None else errors).print(f"replay: {page}")
+                text, full = c.transcript(ids[0])
+                if out is not None:
+                    out.write_text(text)
+                    say.print(f"{ids[0]} -> {out} ({'with your refusals' if full else 'public'})")
+                elif not args.json:
+                    sys.stdout.write(text)
+                page = None
+                if args.html:  # beside the file; in the current folder when the transcript went to stdout
+                    page = _write_html(text, out.with_suffix(".html") if out is not None else Path(f"{ids[0]}.html"))
+                    (say if out is not None else errors).print(f"replay: {page}")
+                got.append(_got(ids[0], full, out, page, None if out is not None else text))
     except ArenaError as e:
         return error(e)
+    if args.json:
+        emit_json(got)
     return 0
 
+
+def _got(match_id: str, full: bool, file: Path | None, html: Path | None, text: str | None) -> dict[str, Any]:
+    """``transcript get --json``'s entry for one match; ``text``: its lines, when no file holds them."""
+    lines = None if text is None else [json.loads(line) for line in text.splitlines() if line.strip()]
+    return {"match_id": match_id, "full": full, "file": file, "html": html, "transcript": lines}
 
 
 def add_parser(sub: Any) -> None:
@@ -180,9 +244,11 @@ def add_parser(sub: Any) -> None:
     p.add_argument("file")
     p.add_argument("--boards", action="store_true", help="a board picture after setup, each journey and each round")
     p.add_argument("-q", "--quiet", action="store_true", help="only events and the final board")
+    add_json(p, "the transcript's events and board pictures")
     p.set_defaults(func=cmd_transcript_show)
     p = tr.add_parser("verify", help="replay transcripts and check seed, chance, actions and result")
     p.add_argument("files", nargs="+")
+    add_json(p, "each file's verdict")
     p.set_defaults(func=cmd_transcript_verify)
     p = tr.add_parser("get", help="download transcripts (one to a file, many to a folder)")
     add_settings(p, "gateway", "token")

@@ -973,7 +973,3 @@ def declared_games(bot: Bot) -> tuple[str, ...]:
     if not declared:
         return games.GAME_IDS
     return tuple(g for g in games.GAME_IDS if g in set(declared))
-
-
-def results_json(results: list[CheckResult]) -> str:
-    return json.dumps([r.to_dict() for r in results])
