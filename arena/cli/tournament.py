@@ -16,7 +16,15 @@ from typing import Any
 
 from rich.table import Table
 
-from arena.cli.common import REFERENCE_ALIASES, CliError, console, milliseconds, positive_int, progress
+from arena.cli.common import (
+    REFERENCE_ALIASES,
+    CliError,
+    add_launch_options,
+    console,
+    milliseconds,
+    positive_int,
+    progress,
+)
 from arena.cli.common import report as report_error
 from referee import games
 
@@ -55,6 +63,9 @@ def cmd_tournament(args: argparse.Namespace) -> int:
                 time_control=control,
                 on_result=lambda _r: bar.advance(task),
                 check=False,
+                listen=args.listen,
+                wait_s=args.wait_s,
+                say=lambda text: bar.console.print(text, soft_wrap=True, markup=False, highlight=False),
             )
         )
     standings = report.standings()
@@ -123,7 +134,10 @@ def _finite(value: Any) -> Any:
 def add_parser(sub: Any) -> None:
     p = sub.add_parser("tournament", help="a round robin or gauntlet of bots through a loopback referee (no Redis)")
     p.add_argument("bots", nargs="+", metavar="BOT",
-                   help="the bots: FILE.py:Class, module:Class, or random|greedy|strong|reference")  # fmt: skip
+                   help="the bots: FILE.py:Class, module:Class, random|greedy|strong|reference, cmd:COMMAND (a bot "
+                        "in any language, told where to connect by $ARENA_SERVER, $ARENA_BOT_TOKEN and "
+                        "$ARENA_MATCHES) or external:NAME (one you start yourself: where it must connect is printed "
+                        "on stderr)")  # fmt: skip
     p.add_argument("--game", default="shanghaien", choices=games.GAME_IDS)
     p.add_argument("--format", default="round-robin", choices=("round-robin", "gauntlet"),
                    help="round-robin: every pairing, or every table of the bots (default); gauntlet: the first "
@@ -136,5 +150,6 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--first-move-ms", type=milliseconds, help="first-move allowance (default: the game's)")
     p.add_argument("--out", help="folder for transcripts (default transcripts/tournament-TIME)")
     p.add_argument("--json", action="store_true", help="print the results as JSON (stdout holds nothing else)")
+    add_launch_options(p)
     p.add_argument("--log-level", default="WARNING", help="referee log level (default WARNING)")
     p.set_defaults(func=cmd_tournament)
