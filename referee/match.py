@@ -122,7 +122,7 @@ class Match:
         self._clock = clock
         self._joined = asyncio.Event()
         self._tick: asyncio.Event | None = None
-        self._forfeit_now: set[int] = set()
+        self._forfeit_at_start: dict[int, str] = {}  # seats given up before the match started, and why
         self.log = log.bind(match_id=spec.match_id, game_id=spec.game_id)
 
     # ------------------------------------------------------------------ seats
@@ -168,6 +168,28 @@ class Match:
         self._event(Disconnect(ply=self.ply, seat=seat))
         self.log.warning("seat disconnected", seat=seat, ply=self.ply)
         s.disconnect_timer = asyncio.get_running_loop().create_task(self._disconnect_grace(seat))
+
+    def forfeit(self, seat: int, reason: str = "disconnected") -> None:
+        """Forfeit a seat now, from outside the match: its bot is known to be gone for good (the process
+        that ran it ended), so waiting for it to join or come back would only delay the match. A seat not
+        yet joined counts as joined and forfeits at ply 0, when the match starts."""
+        s = self.seats[seat]
+        if self.result is not None or s.forfeited:
+            return
+        if not self.lines:
+            self._forfeit_at_start[seat] = reason
+            if not s.joined:
+                s.joined = True
+                if all(x.joined for x in self.seats):
+                    self._joined.set()
+            return
+        if s.disconnect_timer is not None:
+            s.disconnect_timer.cancel()
+            s.disconnect_timer = None
+        self._forfeit(seat, reason)
+        p = self.pending
+        if p is not None and p.seat == seat and not p.future.done():
+            p.future.set_exception(_ForfeitedError())
 
     async def _disconnect_grace(self, seat: int) -> None:
         await asyncio.sleep(self.control.disconnect_grace_ms / 1000)
@@ -249,8 +271,13 @@ class Match:
                 if s.channel is not None:
                     s.channel.match_started(self, seat)
             self.log.info("match started", seats=[s.bot_name for s in self.seats])
+            for seat, reason in sorted(self._forfeit_at_start.items()):
+                self._forfeit(seat, reason)
         end = EndReason.COMPLETED
         while not self.state.is_terminal():
+            if self.game.num_players == 2 and any(x.forfeited for x in self.seats):
+                end = EndReason.FORFEIT  # a seat forfeited before its turn came (``forfeit``)
+                break
             actor = self.state.current_player()
             if actor == games.CHANCE:
                 self._play(chance.sample(self.state, self.spec.seed, self.ply), actor)

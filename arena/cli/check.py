@@ -31,7 +31,7 @@ from referee import games
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from arena.local import check
+    from arena.local import check, launch
     from referee.logs import configure
 
     configure(json=False, level=args.log_level)
@@ -42,23 +42,23 @@ def cmd_check(args: argparse.Namespace) -> int:
     wanted = tuple(dict.fromkeys(args.game or games.GAME_IDS))
     out = Path(args.out or f"transcripts/check-{time.strftime('%Y%m%d-%H%M%S')}")
     logs = out / "logs"
-    launcher: check.Launcher
+    launcher: launch.Launcher
     if args.bot:
         spec = REFERENCE_ALIASES.get(args.bot, args.bot)
         name, declared = check.probe_bot(spec)  # BotLoadError: exit 2, before anything starts
         game_ids = tuple(g for g in wanted if g in declared)
         if not game_ids:
             raise CliError(f"{name} plays {', '.join(declared)}: none of {', '.join(wanted)}", 2)
-        launcher = check.spec_launcher(spec, name, logs)
+        launcher = launch.spec_launcher(spec, name, logs)
     elif args.cmd:
         game_ids = wanted
         try:
-            launcher = check.command_launcher(args.cmd, "bot", logs)
+            launcher = launch.command_launcher(args.cmd, "bot", logs)
         except ValueError as e:
             raise CliError(str(e), 2) from None
     else:
         game_ids = wanted
-        launcher = check.ExternalLauncher(lambda text: errors.print(Text(text, style="bold")))
+        launcher = launch.ExternalLauncher(lambda text: errors.print(Text(text, style="bold")))
     if args.server and args.server.rpartition(":")[2] == "":
         raise CliError(f"--server {args.server}: write HOST:PORT", 2)
     config = check.CheckConfig(

@@ -147,6 +147,24 @@ milliseconds: Final = int_type(1, 3_600_000)
 """A time control value on the command line: 1 ms to an hour (``TimeControl.MAX_MS``)."""
 
 
+def host_port(text: str) -> str:
+    """An argparse ``type``: ``HOST:PORT`` (port 0: any free one)."""
+    host, _, port = text.rpartition(":")
+    if not host or not port.isdigit() or int(port) > 65_535:
+        raise argparse.ArgumentTypeError(f"write HOST:PORT (port 0: any free one), not {text!r}")
+    return text
+
+
+def add_launch_options(p: argparse.ArgumentParser) -> None:
+    """``--listen`` and ``--wait-s``: where the referee of ``arena play``/``arena tournament`` listens, and
+    how long it waits for a bot started by hand (``external:NAME``)."""
+    p.add_argument("--listen", type=host_port, default="127.0.0.1:0", metavar="HOST:PORT",
+                   help="the referee's address, for a bot started by hand elsewhere (default 127.0.0.1, any "
+                        "free port)")  # fmt: skip
+    p.add_argument("--wait-s", type=float_type(1), default=600.0,
+                   help="seconds to wait for a bot started by hand to connect (default 600)")  # fmt: skip
+
+
 def input_file(path: str | Path) -> Path:
     """A file named on the command line, readable: CliError (exit 2) naming it otherwise."""
     p = Path(path)

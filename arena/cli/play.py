@@ -19,6 +19,7 @@ from arena.cli.common import (
     REFERENCE_ALIASES,
     CliError,
     add_json,
+    add_launch_options,
     console,
     emit_json,
     errors,
@@ -33,6 +34,7 @@ SPRT_MODELS = ("pentanomial", "trinomial")
 
 
 def cmd_play(args: argparse.Namespace) -> int:
+    from arena.local.launch import CMD_PREFIX, EXTERNAL_PREFIX, spec_label
     from arena.local.play import Player, SprtMonitor, check_players, rotation_plan, run_matches
     from arena.local.sprt import SprtConfig
     from referee.logs import configure
@@ -40,7 +42,13 @@ def cmd_play(args: argparse.Namespace) -> int:
     configure(json=False, level=args.log_level)
     game = games.get(args.game)
     n = game.num_players
-    specs = [args.bot, *(args.vs or ["reference"])]
+    given = [x for x in (args.bot, args.cmd, args.external) if x is not None]
+    if len(given) != 1:
+        raise CliError("give one of: your bot (FILE.py:Class, module:Class, random|greedy|strong), --cmd COMMAND, "
+                       "or --external NAME for a bot you start yourself", 2)  # fmt: skip
+    hero = args.bot if args.bot is not None else f"{CMD_PREFIX}{args.cmd}" if args.cmd is not None else \
+        f"{EXTERNAL_PREFIX}{args.external}"  # fmt: skip
+    specs = [hero, *(args.vs or ["reference"])]
     if len(specs) == 2 and n > 2:
         specs = [specs[0]] + [specs[1]] * (n - 1)  # copies of one opponent
     if len(specs) != n:
@@ -54,7 +62,7 @@ def cmd_play(args: argparse.Namespace) -> int:
     players = []
     for i, spec in enumerate(specs):
         spec = REFERENCE_ALIASES.get(spec, spec)
-        base = spec.rpartition(":")[2] or spec
+        base = spec_label(spec)
         players.append(Player(spec, f"{base}#{i}" if i else base))
     check_players(players)  # every bot loads, before anything starts (BotLoadError: exit 2)
     control = game.time_control.with_overrides(move_ms=args.move_ms, first_move_ms=args.first_move_ms)
@@ -94,6 +102,9 @@ def cmd_play(args: argparse.Namespace) -> int:
                 on_result=on_result,
                 check=False,
                 stop=(lambda: monitor.decided) if monitor is not None else None,
+                listen=args.listen,
+                wait_s=args.wait_s,
+                say=lambda text: bar.console.print(text, soft_wrap=True, markup=False, highlight=False),
             )
         )
     summary = report.summary()
@@ -124,6 +135,8 @@ def cmd_play(args: argparse.Namespace) -> int:
     if sprt is not None:
         console.print(_sprt_line(sprt))
     console.print(f"seed {seed}; transcripts in {out}/ (arena transcript show|verify FILE)")
+    if any(p.spec.startswith(CMD_PREFIX) for p in players):
+        console.print(f"the output of --cmd bots in {out / 'logs'}/")
     if replays:
         console.print(f"{len(replays)} HTML replay(s) beside them, e.g. {replays[-1]}")
     for problem in problems:  # the run did not go as asked: say why, and exit non-zero
@@ -175,8 +188,14 @@ def _write_replays(folder: Path, match_ids: list[str]) -> list[Path]:
 
 def add_parser(sub: Any) -> None:
     p = sub.add_parser("play", help="play matches locally through a loopback referee (no Redis)")
-    p.add_argument("bot", help="your bot: FILE.py:Class, module:Class, or random|greedy|strong|reference")
-    p.add_argument("--vs", action="append", help="an opponent (repeat per seat; one given fills every seat)")
+    p.add_argument("bot", nargs="?", help="your bot: FILE.py:Class, module:Class, or random|greedy|strong|reference")
+    p.add_argument("--cmd", metavar="COMMAND", help="your bot is this command, in any language: it finds the "
+                   "referee's host:port in $ARENA_SERVER, its token in $ARENA_BOT_TOKEN and its number of matches "
+                   "in $ARENA_MATCHES (or in the words {address} {token} {matches} of the command)")  # fmt: skip
+    p.add_argument("--external", metavar="NAME", help="your bot, called NAME, is one you start yourself: the "
+                   "address and token to give it are printed on stderr, and the matches wait for it")  # fmt: skip
+    p.add_argument("--vs", action="append", help="an opponent (repeat per seat; one given fills every seat): a bot "
+                   "as above, cmd:COMMAND or external:NAME")  # fmt: skip
     p.add_argument("--game", default="shanghaien", choices=games.GAME_IDS)
     p.add_argument("--games", type=positive_int, default=10,
                    help="number of matches (default 10); with --sprt the most it plays")  # fmt: skip
@@ -195,5 +214,6 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--out", help="folder for transcripts (default transcripts/play-TIME)")
     p.add_argument("--html", action="store_true", help="also write each match's HTML replay beside its transcript")
     add_json(p, "the summary")
+    add_launch_options(p)
     p.add_argument("--log-level", default="WARNING", help="referee log level (default WARNING)")
     p.set_defaults(func=cmd_play)

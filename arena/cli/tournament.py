@@ -18,6 +18,7 @@ from arena.cli.common import (
     REFERENCE_ALIASES,
     CliError,
     add_json,
+    add_launch_options,
     console,
     emit_json,
     milliseconds,
@@ -62,6 +63,9 @@ def cmd_tournament(args: argparse.Namespace) -> int:
                 time_control=control,
                 on_result=lambda _r: bar.advance(task),
                 check=False,
+                listen=args.listen,
+                wait_s=args.wait_s,
+                say=lambda text: bar.console.print(text, soft_wrap=True, markup=False, highlight=False),
             )
         )
     standings = report.standings()
@@ -119,7 +123,10 @@ def _standings(rows: list[dict[str, Any]]) -> Table:
 def add_parser(sub: Any) -> None:
     p = sub.add_parser("tournament", help="a round robin or gauntlet of bots through a loopback referee (no Redis)")
     p.add_argument("bots", nargs="+", metavar="BOT",
-                   help="the bots: FILE.py:Class, module:Class, or random|greedy|strong|reference")  # fmt: skip
+                   help="the bots: FILE.py:Class, module:Class, random|greedy|strong|reference, cmd:COMMAND (a bot "
+                        "in any language, told where to connect by $ARENA_SERVER, $ARENA_BOT_TOKEN and "
+                        "$ARENA_MATCHES) or external:NAME (one you start yourself: where it must connect is printed "
+                        "on stderr)")  # fmt: skip
     p.add_argument("--game", default="shanghaien", choices=games.GAME_IDS)
     p.add_argument("--format", default="round-robin", choices=("round-robin", "gauntlet"),
                    help="round-robin: every pairing, or every table of the bots (default); gauntlet: the first "
@@ -132,5 +139,6 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--first-move-ms", type=milliseconds, help="first-move allowance (default: the game's)")
     p.add_argument("--out", help="folder for transcripts (default transcripts/tournament-TIME)")
     add_json(p, "the results")
+    add_launch_options(p)
     p.add_argument("--log-level", default="WARNING", help="referee log level (default WARNING)")
     p.set_defaults(func=cmd_tournament)

@@ -24,9 +24,10 @@ c, d and e fail on what their situation breaks: the match not completed, a seat 
 process dead or gone, and timeouts or refusals that the N ordinary matches did not show (those are a's
 and b's to report).
 
-The bot is reached through a ``Launcher``: ``ProcessLauncher`` spawns it (FILE.py:Class and reference
-names through ``bot_main``; ``--cmd`` any executable) and ``ExternalLauncher`` waits for a bot started by
-hand. Each is told the referee address, the token and how many matches (seats) it will play.
+The bot is reached through a ``Launcher`` (``arena.local.launch``, shared with ``arena play``):
+``ProcessLauncher`` spawns it (FILE.py:Class and reference names through ``bot_main``; ``--cmd`` any
+executable) and ``ExternalLauncher`` waits for a bot started by hand. Each is told the referee address, the
+token and how many matches (seats) it will play.
 """
 
 from __future__ import annotations
@@ -34,19 +35,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import os
 import random
 import secrets
-import shlex
-import signal
 import subprocess
 import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
+from arena.local.launch import BotHandle, Launcher, exit_status
 from referee import chance, games, transcript
 from referee.games import TimeControl
 from referee.match import Match
@@ -56,17 +55,9 @@ from referee.wire.values import EndReason, token_sha256
 from sdk.bot import Bot, Turn
 
 CHECK_NAMES = ("move-time", "legal-actions", "concurrency", "long-match", "reconnect", "shutdown")
-ENV_SERVER = "ARENA_SERVER"
-"""Environment of a launched bot: the referee's host:port (what ``arena bot run --server`` takes) ..."""
-ENV_TOKEN = "ARENA_BOT_TOKEN"
-"""... the bot's token (the variable ``arena bot run`` reads) ..."""
-ENV_MATCHES = "ARENA_MATCHES"
-"""... and the number of matches (seats) it will be given: after them it may exit."""
-ENV_SPEC = "ARENA_CHECK_BOT"
-"""``bot_main``'s bot: FILE.py:Class, module:Class or a reference name."""
-REPORT_MARK = "arena-check:"
-"""A line of a launched bot's stdout that starts so carries a JSON report (``bot_main``: act errors)."""
 POLL_S = 0.02
+EXIT_RACE_S = 2.0
+"""How long a bot process found gone gives its matches to end before its exit counts as an incident."""
 CUT_AFTER_MOVES = 3
 """The reconnect check cuts the stream at the first open turn of the bot after this many of its moves."""
 LONG_SEEDS = 16
@@ -98,186 +89,6 @@ class CheckResult:
 def all_passed(results: list[CheckResult]) -> bool:
     """Whether the run passes: no check failed (skipped ones do not count)."""
     return all(r.passed is not False for r in results)
-
-
-# ------------------------------------------------------------------------------------------ launchers
-
-
-class BotHandle(Protocol):
-    """One running bot, as the check sees it."""
-
-    observable: bool  # whether exit_code and signals mean anything (False: a bot started by hand)
-
-    def exit_code(self) -> int | None:
-        """Its exit status once it ended (negative: killed by that signal); None while it runs."""
-
-    def terminate(self) -> None:
-        """SIGTERM."""
-
-    def kill(self) -> None: ...
-
-    def notes(self) -> list[str]:
-        """What it reported so far (act errors), newest last."""
-
-    def last_words(self) -> str:
-        """The last line of its stderr (a traceback's verdict), or ``""``."""
-
-
-class Launcher(Protocol):
-    """Starts the bot under check. ``restartable``: the check may start it again after it died or got
-    lost (a spawned process); a bot started by hand is waited for instead."""
-
-    label: str
-    restartable: bool
-
-    def start(self, address: str, token: str, matches: int) -> BotHandle: ...
-
-
-class ProcessHandle:
-    observable = True
-
-    def __init__(self, proc: subprocess.Popen[bytes], out: Path, err: Path) -> None:
-        self.proc = proc
-        self.out = out
-        self.err = err
-
-    def exit_code(self) -> int | None:
-        return self.proc.poll()
-
-    def terminate(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-
-    def kill(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
-
-    def notes(self) -> list[str]:
-        found = []
-        for line in _read(self.out).splitlines():
-            if line.startswith(REPORT_MARK):
-                with contextlib.suppress(ValueError, AttributeError):
-                    found.append(str(json.loads(line[len(REPORT_MARK) :]).get("error", "")))
-        return found
-
-    def last_words(self) -> str:
-        lines = [x.strip() for x in _read(self.err).splitlines() if x.strip()]
-        return lines[-1][:300] if lines else ""
-
-
-def _read(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return ""
-
-
-@dataclass
-class ProcessLauncher:
-    """Spawns ``argv`` with the address, token and match count in its environment (``ENV_SERVER``,
-    ``ENV_TOKEN``, ``ENV_MATCHES``) and in the words ``{address}``, ``{token}``, ``{matches}`` of
-    ``argv``; its stdout and stderr go to files in ``log_dir``."""
-
-    argv: list[str]
-    label: str
-    log_dir: Path
-    env: dict[str, str] = field(default_factory=dict)
-    restartable: bool = True
-    started: int = 0
-
-    def start(self, address: str, token: str, matches: int) -> BotHandle:
-        self.log_dir.mkdir(parents=True, exist_ok=True)
-        self.started += 1
-        values = {"address": address, "token": token, "matches": str(matches)}
-        argv = [_fill(word, values) for word in self.argv]
-        env = {**os.environ, **self.env, ENV_SERVER: address, ENV_TOKEN: token, ENV_MATCHES: str(matches)}
-        out = self.log_dir / f"bot-{self.started}.out"
-        err = self.log_dir / f"bot-{self.started}.err"
-        with out.open("wb") as o, err.open("wb") as e:
-            proc = subprocess.Popen(argv, env=env, stdout=o, stderr=e, stdin=subprocess.DEVNULL)
-        return ProcessHandle(proc, out, err)
-
-
-def _fill(word: str, values: dict[str, str]) -> str:
-    for key, value in values.items():
-        word = word.replace("{" + key + "}", value)
-    return word
-
-
-def spec_launcher(spec: str, label: str, log_dir: Path) -> ProcessLauncher:
-    """A FILE.py:Class, module:Class or reference bot, run by ``bot_main`` in a Python process of its own."""
-    code = "import sys; from arena.local.check import bot_main; sys.exit(bot_main())"
-    return ProcessLauncher([sys.executable, "-c", code], label, log_dir, env={ENV_SPEC: spec})
-
-
-def command_launcher(command: str, label: str, log_dir: Path) -> ProcessLauncher:
-    """``--cmd``: any executable (a shell-style command line), told where to connect by its environment
-    or the ``{address}``/``{token}``/``{matches}`` words."""
-    argv = shlex.split(command)
-    if not argv:
-        raise ValueError("--cmd: an empty command")
-    return ProcessLauncher(argv, label, log_dir)
-
-
-class ExternalHandle:
-    observable = False
-
-    def exit_code(self) -> int | None:
-        return None
-
-    def terminate(self) -> None:
-        pass
-
-    def kill(self) -> None:
-        pass
-
-    def notes(self) -> list[str]:
-        return []
-
-    def last_words(self) -> str:
-        return ""
-
-
-@dataclass
-class ExternalLauncher:
-    """A bot started by hand, elsewhere: ``start`` tells the person (``say``) where it must connect."""
-
-    say: Callable[[str], None]
-    label: str = "bot"
-    restartable: bool = False
-
-    def start(self, address: str, token: str, matches: int) -> BotHandle:
-        self.say(
-            f"start your bot now; it must connect to the referee at {address} with token {token} "
-            f"(e.g. arena bot run BOT --server {address} --token {token}); it will play {matches} matches"
-        )
-        return ExternalHandle()
-
-
-def bot_main() -> int:
-    """A spawned bot (``spec_launcher``): load it, play ``ENV_MATCHES`` matches on ``ENV_SERVER`` and exit 0;
-    SIGTERM stops it cleanly. Each exception of its ``act`` is reported on stdout (``REPORT_MARK``)."""
-    from referee.logs import configure
-    from sdk.bots import make_bot
-    from sdk.client import BotClient, load_bot
-
-    configure(json=False, level="WARNING")
-    bot = load_bot(os.environ[ENV_SPEC], factory=make_bot)
-
-    def act_error(e: BaseException) -> None:
-        print(REPORT_MARK + json.dumps({"error": f"{type(e).__name__}: {e}"[:300]}), flush=True)
-
-    client = BotClient(
-        bot, os.environ[ENV_SERVER], os.environ[ENV_TOKEN], max_matches=int(os.environ[ENV_MATCHES]), on_error=act_error
-    )
-
-    async def main() -> None:
-        asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, client.stop)
-        await client.run()
-
-    asyncio.run(main())
-    return 0
 
 
 # -------------------------------------------------------------------------------------------- proxy
@@ -694,7 +505,12 @@ class Checker:
                 await asyncio.sleep(POLL_S)
                 gone = self._gone()
                 if gone and not any(gone in i for i in incidents):
-                    incidents.append(gone + (" after its connection was cut" if cut_at else ""))
+                    # a bot that counts its matches exits (status 0) on its last MatchEnded, a moment
+                    # before the match's task has ended here: that is no incident
+                    if self.handle is not None and self.handle.exit_code() == 0:
+                        await asyncio.wait(tasks, timeout=EXIT_RACE_S)
+                    if not all(t.done() for t in tasks) or (self.handle is not None and self.handle.exit_code()):
+                        incidents.append(gone + (" after its connection was cut" if cut_at else ""))
         finally:
             if cutter is not None:
                 cutter.cancel()
@@ -750,7 +566,7 @@ class Checker:
                 "shutdown",
                 None,
                 False,
-                f"exited with status {_status(code)} after its last match" + (f": {words}" if words else ""),
+                f"exited with status {exit_status(code)} after its last match" + (f": {words}" if words else ""),
                 figures,
             )
         h.terminate()
@@ -774,7 +590,7 @@ class Checker:
                 None,
                 False,
                 f"did not exit within {exit_s:g} s of its last match (something keeps it running), and SIGTERM "
-                f"ended it with status {_status(code)}, not a clean exit 0 (handle SIGTERM: stop and exit 0)",
+                f"ended it with status {exit_status(code)}, not a clean exit 0 (handle SIGTERM: stop and exit 0)",
                 figures,
             )
         h.kill()
@@ -786,13 +602,6 @@ class Checker:
             f"match and {exit_s:g} s after SIGTERM (killed)",
             figures,
         )
-
-
-def _status(code: int) -> str:
-    if code < 0:
-        with contextlib.suppress(ValueError):
-            return f"{code} (killed by {signal.Signals(-code).name})"
-    return str(code)
 
 
 # -------------------------------------------------------------------------------------------- verdicts

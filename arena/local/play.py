@@ -1,5 +1,11 @@
 """Local play: a referee on loopback and one process per player, running full matches through the
-same referee code path as the service. No Redis needed."""
+same referee code path as the service. No Redis needed.
+
+A player is a Python bot (FILE.py:Class, module:Class, a reference name), run by ``bot_process`` in a
+process of its own, or a bot in any language (``arena.local.launch``): ``cmd:COMMAND`` spawned with the
+referee's address, its token and its number of matches in its environment, or ``external:NAME`` started
+by hand once the run has said where it must connect. Every player plays all its seats through its one
+token, several matches at once."""
 
 from __future__ import annotations
 
@@ -9,6 +15,7 @@ import math
 import multiprocessing
 import queue
 import secrets
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -16,33 +23,59 @@ from pathlib import Path
 from typing import Any
 
 from arena.ladder.elo import pair_score, places
+from arena.local.launch import (
+    BotHandle,
+    ExternalLauncher,
+    LaunchKind,
+    check_launched,
+    command_launcher,
+    exit_status,
+    file_stem,
+    launched_kind,
+    launched_value,
+    wait_exit,
+    wind_down,
+)
 from arena.local.sprt import SprtConfig, SprtTally
 from referee import games
 from referee.games import TimeControl
+from referee.match import Match
 from referee.server import Referee, start_server
 from referee.spec import MatchSpec, SeatSpec
 from referee.wire.values import EndReason, MatchResult, SeatResult, SeatStatus, token_sha256
 
 POLL_S = 0.2
+LAUNCH_CONNECT_S = 60.0
+"""How long a ``cmd:`` bot has to connect before its seats forfeit (an ``external:`` one: ``wait_s``)."""
+EXIT_S = 5.0
+"""After its last match a launched bot has this long to exit by itself, then as long after SIGTERM."""
 
 
 @dataclass(frozen=True)
 class Player:
-    """A bot taking part: a reference bot name (``random``, ``greedy``, ``strong``) or FILE.py:Class."""
+    """A bot taking part: a reference bot name (``random``, ``greedy``, ``strong``), FILE.py:Class or
+    module:Class, ``cmd:COMMAND`` or ``external:NAME``. ``label`` names its seats."""
 
     spec: str
     label: str
-    token: str = field(default_factory=lambda: secrets.token_urlsafe(16))
+    token: str = field(default_factory=lambda: "local_" + secrets.token_urlsafe(16))  # never "-...": a CLI argument
 
 
 def check_players(players: list[Player]) -> None:
-    """Load every player's bot here, before any process starts: ``sdk.client.BotLoadError`` names the
-    first spec that gives no playable bot (no such file or class, an import error, a bad name or version)."""
+    """Load every Python player's bot here, before any process starts, and check the others' commands and
+    names: ``sdk.client.BotLoadError`` names the first spec that gives no playable bot (no such file or
+    class, an import error, a bad name or version, a command that is not found)."""
     from sdk.bots import make_bot
-    from sdk.client import load_bot
+    from sdk.client import BotLoadError, load_bot
 
     for p in players:
-        load_bot(p.spec, factory=make_bot)
+        if launched_kind(p.spec) is None:
+            load_bot(p.spec, factory=make_bot)
+            continue
+        try:
+            check_launched(p.spec)
+        except ValueError as e:
+            raise BotLoadError(str(e)) from None
 
 
 def bot_process(
@@ -72,11 +105,13 @@ def bot_process(
 
 @dataclass
 class PlayerTrouble:
-    """What went wrong with one player's bot during a run (reported by its process)."""
+    """What went wrong with one player's bot during a run (reported by its process; ``gone``: a launched
+    bot that ended or never connected, whose seats forfeit while the run goes on)."""
 
     act_errors: int = 0
     first_error: str = ""
     died: str = ""
+    gone: str = ""
 
 
 @dataclass(frozen=True)
@@ -145,6 +180,8 @@ class PlayReport:
                            f"the seat timed out instead, and forfeited {forfeits} match(es)")  # fmt: skip
             if t.died:
                 out.append(f"{label}: its bot process died: {t.died}")
+            if t.gone:
+                out.append(f"{label}: {t.gone}; it forfeited {forfeits} match(es)")
         aborted = sum(1 for r in self.results if r.end_reason is EndReason.ABORTED)
         if aborted:
             out.append(f"{aborted} match(es) aborted (a bot did not join in time)")
@@ -267,17 +304,47 @@ async def play(
     check: bool = True,
     seed_group: int = 1,
     stop: Callable[[], bool] | None = None,
+    listen: str = "127.0.0.1:0",
+    wait_s: float = 600.0,
+    say: Callable[[str], None] | None = None,
 ) -> PlayReport:
     """Play ``games_count`` matches (``rotation_plan``); the report's ``problems()`` says what went wrong.
     Every bot spec is loaded here first (BotLoadError, before anything starts; ``check=False``: the
-    caller did ``check_players``); a bot process that dies stops the run, and so does ``stop()``
-    returning true after a result (the matches still running are called off, none starts)."""
+    caller did ``check_players``); a Python bot process that dies stops the run, and so does ``stop()``
+    returning true after a result (the matches still running are called off, none starts). ``listen``,
+    ``wait_s``, ``say``: as ``run_matches``'s (bots in other languages)."""
     game = games.get(game_id)
     if len(players) != game.num_players:
         raise ValueError(f"{game_id} needs {game.num_players} players, got {len(players)}")
     plan = rotation_plan(len(players), games_count, seed, rotate=rotate, seed_group=seed_group)
     return await run_matches(game_id, players, plan, concurrency=concurrency, out_dir=out_dir,
-                             time_control=time_control, on_result=on_result, check=check, stop=stop)  # fmt: skip
+                             time_control=time_control, on_result=on_result, check=check, stop=stop,
+                             listen=listen, wait_s=wait_s, say=say)  # fmt: skip
+
+
+@dataclass
+class Launched:
+    """A player that is not a Python bot of ours: its process (or a bot started by hand), and whether
+    it is there."""
+
+    index: int
+    player: Player
+    kind: LaunchKind
+    handle: BotHandle
+    connected: bool = False
+    gone: str = ""  # why its seats forfeit from now on ("" while it plays)
+
+
+def _say(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+def _dial(listen: str, port: int) -> str:
+    """The address a bot on this machine dials for a referee listening on ``listen`` (port ``port``)."""
+    host = listen.rpartition(":")[0]
+    if host in ("", "0.0.0.0", "[::]", "::"):
+        host = "127.0.0.1"
+    return f"{host}:{port}"
 
 
 async def run_matches(
@@ -291,10 +358,19 @@ async def run_matches(
     on_result: Callable[[MatchResult], None] | None = None,
     check: bool = True,
     stop: Callable[[], bool] | None = None,
+    listen: str = "127.0.0.1:0",
+    wait_s: float = 600.0,
+    say: Callable[[str], None] | None = None,
 ) -> PlayReport:
-    """Play the matches of ``plan`` through one loopback referee, ``concurrency`` at a time in plan
-    order, with one process per player (it plays the matches it is seated in). Each transcript is
-    written to ``out_dir/MATCH_ID.jsonl`` as its match ends. See ``play``."""
+    """Play the matches of ``plan`` through one referee listening on ``listen``, ``concurrency`` at a
+    time in plan order, with one process per player (it plays the matches it is seated in). Each
+    transcript is written to ``out_dir/MATCH_ID.jsonl`` as its match ends. See ``play``.
+
+    A ``cmd:`` player is spawned with its environment (``arena.local.launch``; its output in
+    ``out_dir/logs/``); an ``external:`` one is announced through ``say`` (address, token, matches) and
+    waited for, ``wait_s`` at most. The matches start once every such player has connected. One that
+    dies, or does not connect in time, forfeits its seats from then on (in the matches running and in
+    those to come) and the run goes on; ``problems()`` says so."""
     game = games.get(game_id)
     if any(len(m.order) != game.num_players for m in plan):
         raise ValueError(f"every {game_id} match needs {game.num_players} players")
@@ -303,17 +379,21 @@ async def run_matches(
     out_dir.mkdir(parents=True, exist_ok=True)
     seated = [sum(1 for m in plan if i in m.order) for i in range(len(players))]
     referee = Referee()
-    server, port = await start_server(referee)
+    server, port = await start_server(referee, listen)
     target = f"127.0.0.1:{port}"
+    address = _dial(listen, port)
     ctx = multiprocessing.get_context("spawn")
     reports = ctx.Queue()
+    python = [i for i, p in enumerate(players) if seated[i] and launched_kind(p.spec) is None]
     procs = [
-        ctx.Process(target=bot_process, args=(p.spec, target, p.token, seated[i], i, i, reports), daemon=True)
-        for i, p in enumerate(players)
-        if seated[i]
-    ]
-    in_play = [p for i, p in enumerate(players) if seated[i]]
+        ctx.Process(target=bot_process, args=(players[i].spec, target, players[i].token, seated[i], i, i, reports),
+                    daemon=True)
+        for i in python
+    ]  # fmt: skip
+    in_play = [players[i] for i in python]
+    launched: dict[int, Launched] = {}
     troubles: dict[str, PlayerTrouble] = {}
+    done = [0] * len(players)  # matches finished, per player
 
     def drain() -> None:
         while True:
@@ -333,10 +413,50 @@ async def run_matches(
     for proc in procs:
         proc.start()
     results: list[MatchResult] = []
+    running: dict[str, tuple[Match, MatchPlan]] = {}
     slots = asyncio.Semaphore(concurrency)
     stopping = asyncio.Event()
     cut_short = False
+
+    def give_up(bot: Launched, why: str) -> None:
+        """``bot`` is gone: say why, and forfeit its seats in the matches running (those to come forfeit
+        them as they start)."""
+        bot.gone = why
+        troubles.setdefault(bot.player.label, PlayerTrouble()).gone = why
+        for match, m in running.values():
+            _forfeit_gone(match, m, launched)
+
+    def check_launched_bots(since: float | None = None) -> None:
+        """Note which launched bots have connected, and give up on those that exited before their last
+        match or (with ``since``, the time they were started) have not connected in time."""
+        for bot in launched.values():
+            if bot.gone:
+                continue
+            code = bot.handle.exit_code()
+            if not bot.connected and any(s.hello for s in referee.sessions.get(token_sha256(bot.player.token), ())):
+                bot.connected = True
+            limit = wait_s if bot.kind == "external" else LAUNCH_CONNECT_S
+            if code is not None and done[bot.index] < seated[bot.index]:
+                give_up(bot, _exited(bot, code, done[bot.index], seated[bot.index]))
+            elif since is not None and not bot.connected and time.monotonic() > since + limit:
+                bot.handle.kill()
+                give_up(bot, f"did not connect within {limit:g} s{_output(bot.handle)}")
+
     try:
+        for i, p in enumerate(players):
+            kind = launched_kind(p.spec)
+            if kind is None or not seated[i]:
+                continue
+            if kind == "cmd":
+                launcher = command_launcher(launched_value(p.spec), p.label, out_dir / "logs", stem=file_stem(p.label))
+                handle = launcher.start(address, p.token, seated[i])
+            else:
+                handle = ExternalLauncher(say or _say, p.label).start(address, p.token, seated[i])
+            launched[i] = Launched(i, p, kind, handle)
+        since = time.monotonic()
+        while any(not (bot.connected or bot.gone) for bot in launched.values()):  # the matches wait for them
+            await asyncio.sleep(0.05)
+            check_launched_bots(since)
 
         async def one(m: MatchPlan) -> None:
             async with slots:
@@ -347,7 +467,14 @@ async def run_matches(
                 )
                 spec = MatchSpec(m.match_id, game_id, seats, seed=m.seed, time_control=time_control)
                 match = referee.start_match(spec)
-                result = await referee.tasks[spec.match_id]
+                running[m.match_id] = (match, m)
+                _forfeit_gone(match, m, launched)
+                try:
+                    result = await referee.tasks[spec.match_id]
+                finally:
+                    running.pop(m.match_id, None)
+                for p in set(m.order):
+                    done[p] += 1
                 (out_dir / f"{spec.match_id}.jsonl").write_text("\n".join(match.lines) + "\n", encoding="utf-8")
                 results.append(result)
                 if on_result is not None:
@@ -356,9 +483,11 @@ async def run_matches(
                     stopping.set()
 
         matches = asyncio.ensure_future(asyncio.gather(*(one(m) for m in plan)))
-        while not matches.done():  # a bot process that dies stops the run: its matches cannot go on
+        while not matches.done():  # a Python bot process that dies stops the run: its matches cannot go on
             await asyncio.wait({matches}, timeout=POLL_S)
             drain()
+            if not stopping.is_set():
+                check_launched_bots()
             dead = [(p, proc.exitcode) for p, proc in zip(in_play, procs, strict=True) if proc.exitcode]
             if (dead or stopping.is_set()) and not matches.done():
                 for p, code in dead:
@@ -372,19 +501,51 @@ async def run_matches(
         else:
             matches.result()  # a match's own error
     finally:
-        if cut_short:  # the bots would wait for matches that never come (and reconnect, noisily)
+        try:
+            if cut_short:  # the bots would wait for matches that never come (and reconnect, noisily)
+                for proc in procs:
+                    if proc.is_alive():
+                        proc.terminate()
+                for bot in launched.values():
+                    bot.handle.terminate()
+            else:  # a launched bot exits by itself after its matches; else SIGTERM, then SIGKILL
+                await asyncio.gather(*(wind_down(bot.handle, EXIT_S, now=bool(bot.gone))
+                                       for bot in launched.values()))  # fmt: skip
+        finally:
+            await referee.shutdown()
+            await server.stop(1)
+            deadline = time.monotonic() + 5
+            while any(proc.is_alive() for proc in procs) and time.monotonic() < deadline:
+                drain()  # a process with reports in its queue's buffer ends only once they are read
+                await asyncio.sleep(0.05)
             for proc in procs:
                 if proc.is_alive():
-                    proc.terminate()
-        await referee.shutdown()
-        await server.stop(1)
-        deadline = time.monotonic() + 5
-        while any(proc.is_alive() for proc in procs) and time.monotonic() < deadline:
-            drain()  # a process with reports in its queue's buffer ends only once they are read
-            await asyncio.sleep(0.05)
-        for proc in procs:
-            if proc.is_alive():
-                proc.kill()
-            proc.join(timeout=1)
-        drain()
+                    proc.kill()
+                proc.join(timeout=1)
+            drain()
+            for bot in launched.values():  # after SIGTERM, as long as the Python bots had; then SIGKILL
+                if bot.handle.observable and await wait_exit(bot.handle, max(0.0, deadline - time.monotonic())) is None:
+                    bot.handle.kill()
     return PlayReport(results, out_dir, [p.label for p in players], troubles, len(plan), stopping.is_set())
+
+
+def _forfeit_gone(match: Match, m: MatchPlan, launched: dict[int, Launched]) -> None:
+    """Forfeit the seats of ``match`` whose launched bot is gone."""
+    for seat, p in enumerate(m.order):
+        gone = launched.get(p)
+        if gone is not None and gone.gone:
+            match.forfeit(seat, "disconnected")
+
+
+def _output(handle: BotHandle) -> str:
+    """Where a launched bot's stderr is, and its last line."""
+    path = handle.stderr_path()
+    if path is None:
+        return ""
+    words = handle.last_words()
+    return f" (its stderr: {path}" + (f"; last line: {words})" if words else ")")
+
+
+def _exited(bot: Launched, code: int, finished: int, total: int) -> str:
+    return (f"its process exited with status {exit_status(code)} after {finished} of its {total} matches"
+            + _output(bot.handle))  # fmt: skip

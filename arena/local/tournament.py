@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any, Final, Literal
 
 from arena.ladder.elo import ELO_SCALE, PRIOR_SD, Z95, pair_score, places
+from arena.local.launch import spec_label
 from arena.local.play import MatchPlan, Player, PlayReport, run_matches
 from referee import games as engines
 from referee.games import TimeControl
@@ -210,8 +211,9 @@ class TournamentReport:
 
 
 def labels(specs: Sequence[str]) -> list[str]:
-    """A label per bot: the class or reference name, with ``#k`` (its position) when two would clash."""
-    bases = [spec.rpartition(":")[2] or spec for spec in specs]
+    """A label per bot: the class or reference name (a command's file name, an external bot's NAME:
+    ``arena.local.launch.spec_label``), with ``#k`` (its position) when two would clash."""
+    bases = [spec_label(spec) for spec in specs]
     return [b if bases.count(b) == 1 else f"{b}#{k}" for k, b in enumerate(bases)]
 
 
@@ -227,11 +229,16 @@ async def tournament(
     time_control: TimeControl | None = None,
     on_result: Callable[[MatchResult], None] | None = None,
     check: bool = True,
+    listen: str = "127.0.0.1:0",
+    wait_s: float = 600.0,
+    say: Callable[[str], None] | None = None,
 ) -> TournamentReport:
-    """Play a tournament (module doc); ``games`` per table, rounded up to whole rotations of the seats."""
+    """Play a tournament (module doc); ``games`` per table, rounded up to whole rotations of the seats.
+    ``listen``, ``wait_s``, ``say``: as ``run_matches``'s (bots in other languages)."""
     seats = engines.get(game_id).num_players
     table_list = tables(len(players), seats, fmt)
     matches = plan(table_list, games, seed)
     run = await run_matches(game_id, players, matches, concurrency=concurrency, out_dir=out_dir,
-                            time_control=time_control, on_result=on_result, check=check)  # fmt: skip
+                            time_control=time_control, on_result=on_result, check=check, listen=listen,
+                            wait_s=wait_s, say=say)  # fmt: skip
     return TournamentReport(players, fmt, table_list, games_per_table(games, seats), seed, run)
