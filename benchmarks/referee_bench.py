@@ -9,7 +9,8 @@
    seconds each server process spent per round trip are printed too (less noisy than latency on a
    shared machine).
 2. Concurrent matches: N Shanghaien matches of random bots at a 1 s move limit (no bank) in one
-   referee process, the bots spread over ``--bot-procs`` processes (each holds the two seats of every
+   referee process (5 s for a bot's first move, the game's own allowance), the bots spread over
+   ``--bot-procs`` processes (each holds the two seats of every
    ``--bot-procs``-th match), so that the bots are not the limit; reports completed matches, timeouts
    (strikes), turn latency and each process's CPU time (user + sys), which shows what the limit is.
    Target: 3,000 matches with no timeout.
@@ -34,6 +35,7 @@ from typing import Any
 
 import grpc
 
+from referee import games
 from referee.games import TimeControl
 from referee.logs import configure
 from referee.server import Referee, start_server
@@ -277,7 +279,10 @@ def round_trip(moves: int) -> None:
 def concurrent(matches: int, bot_procs: int) -> None:
     ctx = multiprocessing.get_context("spawn")
     q = ctx.Queue()
-    control = TimeControl(first_move_ms=1000, move_ms=1000, bank_ms=0, grace_ms=0, join_timeout_ms=120_000)
+    # each bot's first move gets the game's own allowance (Shanghaien: 5 s), so that the start of all
+    # the matches at once is not what is measured; every later move has 1 s and no bank
+    first = games.get("shanghaien").time_control.first_move_ms
+    control = TimeControl(first_move_ms=first, move_ms=1000, bank_ms=0, grace_ms=0, join_timeout_ms=120_000)
     pairs = [(f"bench-a{k}", f"bench-b{k}") for k in range(bot_procs)]
     ref = ctx.Process(target=serve_referee, args=(q, matches, control, pairs), daemon=True)
     t0 = time.perf_counter()
@@ -300,7 +305,8 @@ def concurrent(matches: int, bot_procs: int) -> None:
     answered = sum(b.answered for b in bots)
     med, p99 = summary(times) if times else (0.0, 0.0)
     lag = sorted(figures.lag_ms) or [0.0]
-    print(f"{matches} concurrent Shanghaien matches, random bots in {bot_procs} processes, 1 s move limit, no bank,"
+    print(f"{matches} concurrent Shanghaien matches, random bots in {bot_procs} processes, 1 s move limit"
+          f" ({control.first_move_ms / 1000:g} s for the first), no bank,"
           " one referee process")  # fmt: skip
     print(f"  completed {figures.completed}/{matches}, timeouts (strikes) {figures.strikes}, {answered} moves,"
           f" {figures.plies} plies")  # fmt: skip
@@ -310,6 +316,9 @@ def concurrent(matches: int, bot_procs: int) -> None:
           f" max {lag[-1]:.1f} ms")  # fmt: skip
     print(f"  CPU (user+sys): referee {figures.cpu_s:.1f} s ({figures.cpu_s / elapsed:.0%} of one core);"
           f" bot processes {', '.join(f'{b.cpu_s:.1f}' for b in bots)} s; {os.cpu_count()} cores")  # fmt: skip
+    per_move = figures.cpu_s / max(answered, 1)
+    print(f"  referee CPU per move {per_move * 1e6:.0f} us: one core carries at most ~{1 / per_move:.0f} moves/s;"
+          f" {matches} matches at a 1 s limit need over {matches} moves/s (one open decision each)")  # fmt: skip
     ok = matches >= 3000 and figures.completed == matches and figures.strikes == 0
     print(f"  target: 3,000 matches with no timeout -> {'met' if ok else 'not shown by this run'}")
 
