@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import gc
 import itertools
 import json
 import secrets
@@ -450,11 +451,25 @@ class RefereeServicer(referee_pb2_grpc.RefereeServiceServicer):
             yield referee_pb2.WatchMatchResponse(result=result_to_proto(match.result))
 
 
+_heap_frozen: list[bool] = [False]
+
+
+def freeze_startup_heap() -> None:
+    """Move every object alive now (modules, classes, functions: the start-up heap) out of the
+    garbage collector's reach, once per process. A full collection otherwise walks all of them again
+    each time (~60k objects, 30-100 ms with the loop stopped, so every open turn loses that time)."""
+    if not _heap_frozen[0]:
+        _heap_frozen[0] = True
+        gc.collect()
+        gc.freeze()
+
+
 async def start_server(
     referee: Referee, address: str = "127.0.0.1:0", tls: ServerTls | None = None
 ) -> tuple[grpc.aio.Server, int]:
     """Serve the referee on ``address`` (port 0: any free port), with TLS when ``tls`` is given.
-    Returns the server and its port."""
+    Returns the server and its port. The first call in a process freezes the start-up heap."""
+    freeze_startup_heap()
     server = new_server()
     bot_pb2_grpc.add_BotServiceServicer_to_server(BotServicer(referee), server)  # type: ignore[no-untyped-call]
     referee_pb2_grpc.add_RefereeServiceServicer_to_server(RefereeServicer(referee), server)  # type: ignore[no-untyped-call]

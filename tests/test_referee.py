@@ -225,6 +225,32 @@ def test_match_that_never_starts_is_aborted() -> None:
     run(test)
 
 
+def test_shutdown_ends_a_match_in_the_pass_its_action_was_taken() -> None:
+    """A match cancelled right after its bot's action was taken ends at once. (Awaiting the turn through
+    asyncio.wait_for, Python 3.11 returned the action and dropped the cancellation: the match went on
+    and shutdown waited out the next turn's limit.)"""
+    control = TimeControl(first_move_ms=60_000, move_ms=60_000, bank_ms=0, join_timeout_ms=60_000)
+
+    async def main() -> None:
+        referee = Referee()
+        session = referee.open_session(token_sha256("both"))
+        referee.hello(session, bot_pb2.Hello(bot_name="both", bot_version="1", omit_view_json=True))
+        match = referee.start_match(spec("shanghaien", ["both", "both"], control=control))
+        while (message := await asyncio.wait_for(session.queue.get(), 5)) is not None:
+            if message.WhichOneof("message") == "turn":
+                break
+        assert message is not None
+        turn = message.turn
+        action = bot_pb2.SubmitAction(
+            match_id=turn.match_id, seat=turn.seat, turn_id=turn.turn_id, action=turn.legal_actions[0]
+        )
+        assert referee.submit(session, action) is None  # taken
+        await asyncio.wait_for(referee.shutdown(), 5)
+        assert referee.tasks[match.match_id].cancelled()
+
+    asyncio.run(main())
+
+
 class DisconnectingBot(RandomTestBot):
     """Plays, then drops its connection once after ``after`` moves."""
 
