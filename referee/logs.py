@@ -104,7 +104,10 @@ def configure(
                     renderer],
         wrapper_class=structlog.make_filtering_bound_logger(logging.getLevelName(level.upper())),
         logger_factory=lambda *args: _NamedLogger(stream, str(args[0]) if args else ""),
-        cache_logger_on_first_use=True,
+        # Not cached: a module's logger follows the configuration in force when it logs. A cached one kept the
+        # first configuration it met (its level filter, a log file since closed) for the life of the process;
+        # no hot path logs (a match logs at its start, end and incidents), so the lookup costs nothing that counts.
+        cache_logger_on_first_use=False,
     )
     handler = logging.StreamHandler(stream)
     handler.setFormatter(

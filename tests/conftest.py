@@ -79,3 +79,23 @@ def service_exit_error(stderr: str) -> str:
     assert event["event"] == "exiting" and event["level"] == "error", last
     assert event["exit_code"] != 0 and "\n" not in event["error"], last
     return str(event["error"])
+
+
+@pytest.fixture(autouse=True)
+def _logging_as_it_was() -> Iterator[None]:
+    """A command run in-process (``main([...])``) configures structlog and the root logger for the whole
+    process: its level filter (``arena bot check`` logs errors only) or its log file would otherwise reach
+    every later test. Each test ends with the configuration it started with."""
+    import logging
+
+    import structlog
+
+    config = structlog.get_config()
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    yield
+    structlog.configure(**config)
+    for handler in root.handlers:
+        if handler not in handlers:
+            root.removeHandler(handler)
+    root.setLevel(level)
