@@ -129,14 +129,19 @@ class PlayRelay:
 
     async def play(self, _requests: Any, context: grpc.aio.ServicerContext) -> None:
         token = bearer(context)
+        # The Hello is read before any refusal, even of a stream without a token: a status sent while the
+        # client's first message was still on its way reached the client now and then as INTERNAL (the
+        # stream reset under its write) instead of UNAUTHENTICATED. An unknown token waits the same way.
+        try:
+            first = await asyncio.wait_for(context.read(), HELLO_TIMEOUT_S)
+        except TimeoutError:
+            first = None
+            if token is not None:
+                await abort(context, grpc.StatusCode.DEADLINE_EXCEEDED, f"no Hello within {HELLO_TIMEOUT_S:g} s")
         if token is None:
             await abort(
                 context, grpc.StatusCode.UNAUTHENTICATED, "missing bot token: send 'authorization: Bearer <token>'"
             )
-        try:
-            first = await asyncio.wait_for(context.read(), HELLO_TIMEOUT_S)
-        except TimeoutError:
-            await abort(context, grpc.StatusCode.DEADLINE_EXCEEDED, f"no Hello within {HELLO_TIMEOUT_S:g} s")
         if first is grpc.aio.EOF:
             return
         hello = _hello(first)
