@@ -163,7 +163,7 @@ def test_random_passes_every_check_in_every_game(tmp_path: Path, capsys: pytest.
 @pytest.mark.parametrize("bot", ["greedy", "strong"])
 def test_the_stronger_reference_bots_pass(bot: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     games = ["--game", "shanghaien"] + (["--game", "shangrila-4p"] if bot == "greedy" else [])
-    code, doc = check([bot, *FAST, "--move-ms", "1000", *games, "--out", str(tmp_path)], capsys)
+    code, doc = check([bot, *FAST, *games, "--out", str(tmp_path)], capsys)
     assert code == 0, failed(doc)
     assert all(c["passed"] for c in doc)
 

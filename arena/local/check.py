@@ -503,13 +503,14 @@ class Checker:
         try:
             while not all(t.done() for t in tasks):
                 await asyncio.sleep(POLL_S)
-                gone = self._gone()
+                gone = self._gone()  # non-empty: the handle's process has an exit code
                 if gone and not any(gone in i for i in incidents):
                     # a bot that counts its matches exits (status 0) on its last MatchEnded, a moment
                     # before the match's task has ended here: that is no incident
-                    if self.handle is not None and self.handle.exit_code() == 0:
+                    clean = self.handle is not None and self.handle.exit_code() == 0
+                    if clean:
                         await asyncio.wait(tasks, timeout=EXIT_RACE_S)
-                    if not all(t.done() for t in tasks) or (self.handle is not None and self.handle.exit_code()):
+                    if not clean or not all(t.done() for t in tasks):
                         incidents.append(gone + (" after its connection was cut" if cut_at else ""))
         finally:
             if cutter is not None:

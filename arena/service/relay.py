@@ -136,12 +136,12 @@ class PlayRelay:
             first = await asyncio.wait_for(context.read(), HELLO_TIMEOUT_S)
         except TimeoutError:
             first = None
-            if token is not None:
-                await abort(context, grpc.StatusCode.DEADLINE_EXCEEDED, f"no Hello within {HELLO_TIMEOUT_S:g} s")
         if token is None:
             await abort(
                 context, grpc.StatusCode.UNAUTHENTICATED, "missing bot token: send 'authorization: Bearer <token>'"
             )
+        if first is None:
+            await abort(context, grpc.StatusCode.DEADLINE_EXCEEDED, f"no Hello within {HELLO_TIMEOUT_S:g} s")
         if first is grpc.aio.EOF:
             return
         hello = _hello(first)
