@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import math
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -106,10 +107,11 @@ def test_a_record_without_a_counted_game_has_no_infinite_numbers(tmp_path: Path)
     assert (won["wins"], won["draws"], won["losses"], won["pairwise_score"]) == (2, 0, 0, 1.0)
 
 
-def arena(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    """``arena ARGS`` in its own process, stdout piped as a script reads it."""
+def arena(*args: str, timeout: float = 120, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    """``arena ARGS`` in its own process (in ``cwd``), stdout piped as a script reads it."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
     return subprocess.run([sys.executable, "-m", "arena.cli", *args], check=False, capture_output=True, text=True,
-                          timeout=timeout, cwd=ROOT)  # fmt: skip
+                          timeout=timeout, cwd=cwd, env=env)  # fmt: skip
 
 
 PLAY_KEYS = {"game", "players", "seed", "transcripts", "games_requested", "games", "aborted", "wins", "draws",
@@ -167,3 +169,48 @@ def test_play_sprt_stops_once_a_hypothesis_is_accepted(tmp_path: Path) -> None:
 def test_play_refuses_a_bad_command_line_with_nothing_on_stdout(argv: list[str], message: str) -> None:
     done = arena("play", "random", *argv, "--json", timeout=60)
     assert done.returncode == 2 and done.stdout == "" and message in done.stderr
+
+
+HANGS = """
+import random, threading, time
+from sdk.bot import Bot
+
+class HangOnExit(Bot):
+    name = "hang-on-exit"
+    version = "1.0.0"
+
+    def __init__(self):
+        self.rng = random.Random(1)
+        threading.Thread(target=time.sleep, args=(3600,)).start()  # never ends, not a daemon
+
+    def act(self, turn):
+        return self.rng.choice(turn.legal_actions)
+
+
+class Broken(Bot):
+    name = "broken"
+    version = "1.0.0"
+
+    def __init__(self):
+        raise RuntimeError("no model file")
+"""
+
+
+def test_play_and_tournament_exit_although_the_bot_starts_a_thread_that_never_ends(tmp_path: Path) -> None:
+    """The bot's module and constructor run only in its own processes: checking the players before the
+    run once loaded the bot here, and its thread kept ``arena play`` alive for an hour after its report."""
+    (tmp_path / "hangs.py").write_text(HANGS)
+    done = arena("play", "hangs.py:HangOnExit", "--vs", "random", "--games", "2", "--out", "t", "--json",
+                 cwd=tmp_path, timeout=120)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["games"] == 2
+    done = arena("tournament", "hangs.py:HangOnExit", "random", "--games", "2", "--out", "u", "--json",
+                 cwd=tmp_path, timeout=120)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+
+
+def test_play_names_the_bot_that_cannot_be_loaded(tmp_path: Path) -> None:
+    (tmp_path / "hangs.py").write_text(HANGS)
+    done = arena("play", "hangs.py:HangOnExit", "--vs", "hangs.py:Broken", "--json", cwd=tmp_path, timeout=120)
+    assert done.returncode == 2 and done.stdout == ""
+    assert "cannot load bot 'hangs.py:Broken': RuntimeError: no model file" in done.stderr

@@ -45,7 +45,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     launcher: launch.Launcher
     if args.bot:
         spec = REFERENCE_ALIASES.get(args.bot, args.bot)
-        name, declared = check.probe_bot(spec)  # BotLoadError: exit 2, before anything starts
+        [(name, declared)] = launch.probe_bots([spec])  # BotLoadError: exit 2, before anything starts
         game_ids = tuple(g for g in wanted if g in declared)
         if not game_ids:
             raise CliError(f"{name} plays {', '.join(declared)}: none of {', '.join(wanted)}", 2)

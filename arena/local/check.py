@@ -34,11 +34,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import random
 import secrets
-import subprocess
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -733,53 +730,3 @@ async def run_checks(
 ) -> list[CheckResult]:
     """Every check for ``config.game_ids`` (see the module's docstring)."""
     return await Checker(launcher, config, say).run()
-
-
-PROBE_S = 60.0
-
-
-def probe_bot(spec: str) -> tuple[str, tuple[str, ...]]:
-    """The name and the game ids of the bot ``spec`` names, learnt in a Python process of its own: the
-    bot's module and constructor are the author's code, and whatever they start (a thread that never
-    ends, a signal handler, a socket) must not keep ``arena bot check`` from exiting. BotLoadError says
-    why the bot cannot be loaded."""
-    from sdk.client import BotLoadError
-
-    code = (
-        "import json, os, sys\n"
-        "from sdk.bots import make_bot\n"
-        "from sdk.client import BotLoadError, load_bot\n"
-        "from arena.local.check import declared_games\n"
-        "try:\n"
-        "    bot = load_bot(sys.argv[1], factory=make_bot)\n"
-        "    line = json.dumps({'name': bot.name, 'games': declared_games(bot)})\n"
-        "except BotLoadError as e:\n"
-        "    line = json.dumps({'error': str(e)})\n"
-        "print('\\n' + line, flush=True)\n"
-        "os._exit(0)\n"  # not sys.exit: a thread the bot started would keep the process alive
-    )
-    try:
-        done = subprocess.run(
-            [sys.executable, "-c", code, spec], capture_output=True, text=True, timeout=PROBE_S, check=False
-        )
-    except subprocess.TimeoutExpired:
-        raise BotLoadError(f"cannot load bot {spec!r}: loading it took more than {PROBE_S:g} s") from None
-    lines = done.stdout.strip().splitlines()
-    try:
-        answer = json.loads(lines[-1]) if lines else {}
-    except json.JSONDecodeError:
-        answer = {}
-    if "error" in answer:
-        raise BotLoadError(answer["error"])
-    if "name" not in answer:
-        last = (done.stderr.strip().splitlines() or ["no output"])[-1]
-        raise BotLoadError(f"cannot load bot {spec!r}: its process ended with status {done.returncode}: {last}")
-    return answer["name"], tuple(answer["games"])
-
-
-def declared_games(bot: Bot) -> tuple[str, ...]:
-    """The game ids a bot says it plays (a ``game_ids`` attribute), else every game."""
-    declared = getattr(bot, "game_ids", None)
-    if not declared:
-        return games.GAME_IDS
-    return tuple(g for g in games.GAME_IDS if g in set(declared))

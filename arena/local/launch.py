@@ -30,10 +30,10 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 ENV_SERVER = "ARENA_SERVER"
 """Environment of a launched bot: the referee's host:port (what ``arena bot run --server`` takes) ..."""
@@ -343,6 +343,70 @@ def check_launched(spec: str) -> None:
         problem = bot_text_error(name=value) if value else "name is empty"
         if problem is not None:
             raise ValueError(f"external bot {value!r}: {problem}")
+
+
+PROBE_S = 60.0
+"""How long loading the bots may take in ``probe_bots``' child process."""
+_PROBE_MARK = "arena-probe:"
+_PROBE_CODE = """\
+import json, os, sys
+from sdk.bots import make_bot
+from sdk.client import BotLoadError, load_bot
+from arena.local.launch import declared_games
+for spec in sys.argv[1:]:
+    try:
+        bot = load_bot(spec, factory=make_bot)
+        answer = {'name': bot.name, 'games': declared_games(bot)}
+    except BotLoadError as e:
+        answer = {'error': str(e)}
+    print('\\n' + MARK + json.dumps(answer), flush=True)
+os._exit(0)
+"""
+
+
+def probe_bots(specs: Sequence[str]) -> list[tuple[str, tuple[str, ...]]]:
+    """The name and the game ids of each Python bot ``specs`` name, learnt in one Python process of their
+    own: a bot's module and constructor are its author's code, and whatever they start (a thread that never
+    ends, a signal handler, a socket) must not keep the command that checks them alive. ``BotLoadError``
+    says why the first bot that cannot be loaded cannot."""
+    from sdk.client import BotLoadError
+
+    if not specs:
+        return []
+    code = f"MARK = {_PROBE_MARK!r}\n" + _PROBE_CODE
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", code, *specs],
+            capture_output=True, text=True, timeout=PROBE_S, check=False,
+        )  # fmt: skip
+    except subprocess.TimeoutExpired:
+        names = ", ".join(repr(s) for s in specs)
+        raise BotLoadError(f"cannot load bot {names}: loading took more than {PROBE_S:g} s") from None
+    answers: list[dict[str, Any]] = []
+    for line in done.stdout.splitlines():
+        if line.startswith(_PROBE_MARK):
+            with contextlib.suppress(json.JSONDecodeError):
+                answers.append(json.loads(line[len(_PROBE_MARK) :]))
+    out: list[tuple[str, tuple[str, ...]]] = []
+    for i, spec in enumerate(specs):
+        answer = answers[i] if i < len(answers) else {}
+        if "error" in answer:
+            raise BotLoadError(answer["error"])
+        if "name" not in answer:
+            last = (done.stderr.strip().splitlines() or ["no output"])[-1]
+            raise BotLoadError(f"cannot load bot {spec!r}: its process ended with status {done.returncode}: {last}")
+        out.append((answer["name"], tuple(answer["games"])))
+    return out
+
+
+def declared_games(bot: Any) -> tuple[str, ...]:
+    """The game ids a bot says it plays (a ``game_ids`` attribute), else every game."""
+    from referee import games
+
+    declared = getattr(bot, "game_ids", None)
+    if not declared:
+        return games.GAME_IDS
+    return tuple(g for g in games.GAME_IDS if g in set(declared))
 
 
 def file_stem(label: str) -> str:

@@ -33,6 +33,7 @@ from arena.local.launch import (
     file_stem,
     launched_kind,
     launched_value,
+    probe_bots,
     wait_exit,
     wind_down,
 )
@@ -62,20 +63,27 @@ class Player:
 
 
 def check_players(players: list[Player]) -> None:
-    """Load every Python player's bot here, before any process starts, and check the others' commands and
-    names: ``sdk.client.BotLoadError`` names the first spec that gives no playable bot (no such file or
-    class, an import error, a bad name or version, a command that is not found)."""
+    """Check, before any process starts, that every player gives a playable bot: reference names here,
+    Python bots from files and modules in a child process (``probe_bots``: the author's module and
+    constructor must not keep this process alive), commands and names of launched bots by their text.
+    ``sdk.client.BotLoadError`` names the first spec that gives no playable bot (no such file or class, an
+    import error, a bad name or version, a command that is not found)."""
     from sdk.bots import make_bot
     from sdk.client import BotLoadError, load_bot
 
+    authored: list[str] = []
     for p in players:
         if launched_kind(p.spec) is None:
-            load_bot(p.spec, factory=make_bot)
+            if ":" in p.spec:
+                authored.append(p.spec)
+            else:
+                load_bot(p.spec, factory=make_bot)
             continue
         try:
             check_launched(p.spec)
         except ValueError as e:
             raise BotLoadError(str(e)) from None
+    probe_bots(list(dict.fromkeys(authored)))
 
 
 def bot_process(
