@@ -97,6 +97,9 @@ def k8s_problems(docs: dict[str, list[dict[str, Any]]]) -> list[str]:
                 problems.append(f"k8s gateway: {replicas} replica(s); the one address needs two or more")
             if not pod.get("topologySpreadConstraints") and not pod.get("affinity", {}).get("podAntiAffinity"):
                 problems.append("k8s gateway: replicas are not spread over nodes")
+            pre_stop = pod["containers"][0].get("lifecycle", {}).get("preStop", {})
+            if pre_stop.get("exec", {}).get("command", [""])[0] != "sleep" and "sleep" not in pre_stop:
+                problems.append("k8s gateway: no preStop sleep: new connections still arrive after SIGTERM")
     tag = next((i.get("newTag") for i in yaml.safe_load((K8S / "kustomization.yaml").read_text()).get("images", [])
                 if i["name"] == "shangri-arena"), None)  # fmt: skip
     if str(tag) != version():
@@ -131,7 +134,22 @@ def _keda_problems(scaled: dict[str, Any], docs: list[dict[str, Any]]) -> list[s
         refs = {(r["name"], r["key"]) for r in (auth or {}).get("spec", {}).get("secretTargetRef", [])}
         if ("arena-redis", "password") not in refs:
             problems.append("components/keda: a Redis trigger without the arena-redis password")
+    if not any(_admits_keda_to_redis(d) for d in docs if d["kind"] == "NetworkPolicy"):
+        problems.append("components/keda: no NetworkPolicy admits the keda namespace to Redis's 6379 "
+                        "(the base denies it: KEDA could not read the queue)")  # fmt: skip
     return problems
+
+
+def _admits_keda_to_redis(policy: dict[str, Any]) -> bool:
+    spec = policy["spec"]
+    if spec.get("podSelector", {}).get("matchLabels", {}).get("app.kubernetes.io/name") != "redis":
+        return False
+    for rule in spec.get("ingress", []):
+        ports = {p.get("port") for p in rule.get("ports", [])}
+        spaces = [f.get("namespaceSelector", {}).get("matchLabels", {}) for f in rule.get("from", [])]
+        if 6379 in ports and any(s.get("kubernetes.io/metadata.name") == "keda" for s in spaces):
+            return True
+    return False
 
 
 def compose_problems(doc: dict[str, Any]) -> list[str]:
