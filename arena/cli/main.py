@@ -1,10 +1,11 @@
 """The ``arena`` command: the entry point, and the only module that imports the command modules.
 
     arena local                                   # the main job: a local arena with the reference bots
-    arena demo | play                             # one printed engine match; local matches, no Redis
+    arena demo | play | tournament                # one printed engine match; local matches, no Redis
     arena bot run|check|register|list|rotate-token|disable|enable
+    arena owner create|list|rotate
     arena match request|list|watch                # (``arena matches`` is an alias)
-    arena transcript show|verify|get
+    arena transcript show|verify|get|html
     arena ladder show|history|h2h|rebuild|run
     arena serve | gateway | worker | referee serve   # the services
 
