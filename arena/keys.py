@@ -130,6 +130,10 @@ def workers() -> str:
 LADDER_GROUP: Final = "ladder"
 """Consumer group of the ladder processes on ``results()``."""
 
+LADDER_RECORD: Final = "ladder_v1"
+"""Field of a ``results()`` entry: the result's ladder record (``arena.ladder.elo.record_json``). A change of
+the record's layout takes a new name: entries with the old one are then read from the match's result."""
+
 
 def ladder_rows(game_id: str) -> str:
     """Hash: one field per bot version (JSON ``[name, version]``) -> its row (JSON)."""

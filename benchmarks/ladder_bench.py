@@ -31,7 +31,7 @@ import redis
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from arena import keys
-from arena.ladder.elo import Row
+from arena.ladder.elo import Row, record_json
 from arena.ladder.store import Ladder, member
 from arena.local.redisproc import RedisProcess
 from referee.wire.values import MatchStatus
@@ -48,12 +48,17 @@ def result(rng: random.Random, i: int, game_id: str, players: int, bots: int) ->
             "seed_sha256": "0" * 64, "detail": ""}  # fmt: skip
 
 
-def store_many(r: redis.Redis, results: Any, chunk: int = 5_000) -> int:
+def store_many(r: redis.Redis, results: Any, chunk: int = 5_000, records: bool = True) -> int:
+    """Store results as ``MatchQueue.complete`` does: the result on the match hash, a results-stream entry with
+    the ladder record (``records=False``: without, as stored before records existed)."""
     n = 0
     with r.pipeline(transaction=False) as p:
         for res in results:
             p.hset(keys.match(res["match_id"]), mapping={"result": json.dumps(res), "status": MatchStatus.FINISHED})
-            p.xadd(keys.results(), {"match_id": res["match_id"]})
+            entry = {"match_id": res["match_id"]}
+            if records:
+                entry[keys.LADDER_RECORD] = record_json(res)
+            p.xadd(keys.results(), entry)  # type: ignore[arg-type]
             n += 1
             if n % chunk == 0:
                 p.execute()
@@ -105,7 +110,7 @@ def bench_apply(r: redis.Redis, n: int, batch: int, one_by_one: int = 2_000) -> 
     for seed, game_id, players in [(1, "shanghaien", 2), (2, "shangrila-4p", 4)]:
         rng = random.Random(seed)
         store_many(r, (result(rng, i, game_id, players, 50) for i in range(one_by_one)))
-        results = list(ladder.stored_results(game_id))
+        results = list(ladder.stored_records(game_id))
         with Clock(r) as c:
             applied = sum(ladder.apply(res) for res in results)
         print(f"apply: {applied:,} results ({players} players, 50 bots), one transaction each (Ladder.apply), "
@@ -164,6 +169,7 @@ def main() -> int:
     parts = set(args.only.split(","))
     with tempfile.TemporaryDirectory(prefix="ladder-bench-") as tmp, RedisProcess(Path(tmp), appendonly=False) as srv:
         r = redis.Redis.from_url(srv.url, socket_timeout=None)
+        r.config_set("maxmemory", 0)  # deploy/redis.conf's 1gb (noeviction) is less than 1,000,000 results need
         if "apply" in parts:
             bench_apply(r, args.apply, args.batch)
             r.flushall()

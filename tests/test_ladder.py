@@ -86,7 +86,7 @@ def test_aborted_and_unrated_results_change_nothing(redis_url: str) -> None:
 def _apply_all(url: str, start: Any, out: Any) -> None:
     """One ladder process: wait for the start signal, apply every stored result in stream order."""
     ladder = Ladder(client(url))
-    results = list(ladder.stored_results())
+    results = list(ladder.stored_records())
     start.wait()
     out.put(sum(ladder.apply(res) for res in results))
 
