@@ -635,7 +635,7 @@ class Ladder:
             doomed += [keys.ladder_rows(game_id), keys.ladder_board(game_id), keys.ladder_latest(game_id)]
             doomed += [keys.ladder_h2h(game_id), keys.ladder_applied(game_id)]
             for i in range(0, len(doomed), _CHUNK):
-                w.add(len(doomed[i : i + _CHUNK]), "DEL", *doomed[i : i + _CHUNK])
+                w.add(len(doomed[i : i + _CHUNK]), "UNLINK", *doomed[i : i + _CHUNK])  # freed in the background
             items = list(rows.items())
             for i in range(0, len(items), _CHUNK):
                 chunk = items[i : i + _CHUNK]
