@@ -24,8 +24,15 @@ def queue(priority: str) -> str:
 
 
 def results() -> str:
-    """Stream of finished matches, one entry per match, appended exactly once."""
+    """Stream of finished matches, one entry per match, appended exactly once: fields ``match_id`` and
+    ``RESULT_RECORD`` (absent from entries stored before records existed)."""
     return f"{PREFIX}results"
+
+
+RESULT_RECORD: Final = "record_v1"
+"""Field of a ``results()`` entry: the result in brief (``arena.service.result_record``, what the ladder
+reads). A change of the record's layout takes a new name: entries with the old one are then read from the
+match's result."""
 
 
 # ---- matches: indexes, event logs, transcripts
@@ -129,10 +136,6 @@ def workers() -> str:
 
 LADDER_GROUP: Final = "ladder"
 """Consumer group of the ladder processes on ``results()``."""
-
-LADDER_RECORD: Final = "ladder_v1"
-"""Field of a ``results()`` entry: the result's ladder record (``arena.ladder.elo.record_json``). A change of
-the record's layout takes a new name: entries with the old one are then read from the match's result."""
 
 
 def ladder_rows(game_id: str) -> str:

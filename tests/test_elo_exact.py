@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from arena.ladder import elo
 from arena.ladder.elo import BotKey, Row, Table
 from arena.ladder.store import _count_lines, _h2h_field, _pair_field, _point, _point_lines, _PointText, member
+from arena.service.result_record import game_prefix, record_json
 
 
 def reference_rate(result: Mapping[str, Any], before: Mapping[BotKey, Row]) -> elo.Update:
@@ -170,12 +171,12 @@ def test_stored_records_give_what_the_results_give_bit_for_bit(results: list[dic
     """The Redis ladder applies the record stored beside each result (``record_json``, decoded by
     ``json.loads``), not the result: the same rows, history, head-to-head counts, latest versions and applied
     matches, to the last bit (the time a match finished goes through JSON text and back)."""
-    texts = [elo.record_json(r) for r in results]
-    assert [t != "0" for t in texts] == [elo.counts(r) for r in results]
+    texts = [record_json(r) for r in results]
+    assert [elo.record_counts(json.loads(t)) for t in texts] == [elo.counts(r) for r in results]
     for t, r in zip(texts, results, strict=True):
-        assert t == "0" or t.startswith(elo.record_prefix(r["game_id"]))  # how a reader picks one game's
+        assert t.startswith(game_prefix(r["game_id"]))  # how a reader picks one game's
     direct, recorded = Table(), Table()
-    assert recorded.apply_records([json.loads(t) for t in texts if t != "0"]) == direct.apply_all(results)
+    assert recorded.apply_records([json.loads(t) for t in texts]) == direct.apply_all(results)
     assert {g: {k: bits(r) for k, r in rows.items()} for g, rows in recorded.rows.items()} == {
         g: {k: bits(r) for k, r in rows.items()} for g, rows in direct.rows.items()
     }

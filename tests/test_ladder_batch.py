@@ -20,8 +20,9 @@ import redis
 from arena import keys
 from arena.ladder import elo
 from arena.ladder import store as ladder_store
-from arena.ladder.elo import Table, record_json
+from arena.ladder.elo import Table
 from arena.ladder.store import Ladder
+from arena.service.result_record import record_json
 
 GAMES = {"shanghaien": 2, "shangrila-3p": 3, "shangrila-4p": 4}
 NAMES = ["ann", "bob", "cy", "dee", "eve", "fay", 'we"ird],[name', "ünï"]
@@ -58,10 +59,10 @@ def results(n: int, seed: int) -> list[dict[str, Any]]:
 
 def store(r: redis.Redis, res: dict[str, Any], record: bool = False) -> None:
     """A stored result as ``MatchQueue.complete`` leaves it: on the match hash, and a results-stream entry
-    naming the match; ``record``: with the result's ladder record too, as it is written now (without: as
+    naming the match; ``record``: with the result's record too, as it is written now (without: as
     entries were stored before records existed, and as most of these tests store them)."""
     r.hset(keys.match(res["match_id"]), mapping={"result": json.dumps(res), "status": "finished"})
-    entry = {"match_id": res["match_id"]} | ({keys.LADDER_RECORD: record_json(res)} if record else {})
+    entry = {"match_id": res["match_id"]} | ({keys.RESULT_RECORD: record_json(res)} if record else {})
     r.xadd(keys.results(), entry)  # type: ignore[arg-type]
 
 
@@ -242,7 +243,7 @@ def test_rebuild_equals_batched_increments(redis_url: str) -> None:
 
 @pytest.mark.parametrize("mixed", [False, True])
 def test_entries_with_ladder_records_and_older_ones_give_the_same_ladder(redis_url: str, mixed: bool) -> None:
-    """Results stored with their ladder record (as ``MatchQueue.complete`` writes them now) and, when
+    """Results stored with their record (as ``MatchQueue.complete`` writes them now) and, when
     ``mixed``, older entries without one (the result read from the match hash) interleaved in one stream: the
     increments, a rebuild and one-by-one application of the results themselves agree to the last bit. The
     records are what is read: the match hashes of the entries with one are dropped before anything is

@@ -34,13 +34,13 @@ larger of the two; the error bar is 1.96 times that (a 95% interval).
 
 from __future__ import annotations
 
-import json
 import math
 from array import array
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from arena.service import result_record
 from referee.wire.values import EndReason, SeatStatus
 
 INITIAL_RATING: Final = 1500.0
@@ -60,6 +60,9 @@ BotKey = tuple[str, str]
 _pow = math.pow
 _FORFEITED: Final = SeatStatus.FORFEITED
 _ABORTED: Final = EndReason.ABORTED
+_HEAD: Final = result_record.HEAD
+_SEAT: Final = result_record.SEAT
+_TWO_SEATS: Final = _HEAD + 2 * _SEAT  # the length of a two-seat record
 _KEY: Final = 7  # a Table's working state: _state(row) + [key, Points or None]
 _HISTORY: Final = 8
 
@@ -139,37 +142,19 @@ def counts(result: Mapping[str, Any]) -> bool:
 
 
 Record = list[Any]
-"""A result as the rules read it (``record``), flat: ``[game_id, match_id, finished_at]`` then, per seat in
-seat order, ``bot_name, bot_version, rank, forfeited`` (``forfeited`` 1 or 0)."""
-
-SEAT_FIELDS: Final = 4  # values per seat in a Record, after its three
-_RECORD_JSON = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+"""A stored result as the rules read it (``arena.service.result_record``): ``[game_id, match_id, finished_at,
+rated, end_reason]`` then, per seat in seat order, ``bot_name, bot_version, rank, forfeited`` (1 or 0)."""
 
 
 def record(result: Mapping[str, Any]) -> Record | None:
-    """The values of a stored result the rules read, converted as they read them; None when it does not count.
-
-    Both ways in go through it: ``Table.apply``/``apply_all`` on results, and the Redis ladder on the record
-    stored beside each result (``record_json``, written once, cheaper to decode than the whole result).
-    """
-    if not counts(result):
-        return None
-    out: Record = [str(result["game_id"]), str(result["match_id"]), float(result.get("finished_at", 0.0))]
-    for s in result["seats"]:
-        out += (str(s["bot_name"]), str(s["bot_version"]), int(s["rank"]), 1 if s.get("status") == _FORFEITED else 0)
-    return out
+    """The record of a result that ``counts``, None for any other. Both ways in go through records:
+    ``Table.apply``/``apply_all`` on results, the Redis ladder on the record stored beside each result."""
+    return result_record.record(result) if counts(result) else None
 
 
-def record_json(result: Mapping[str, Any]) -> str:
-    """``record`` as compact JSON (``0`` for a result that does not count): what is stored beside the result.
-    Exact: ``finished_at`` is written as ``repr`` writes it, which decodes to the same float."""
-    rec = record(result)
-    return "0" if rec is None else _RECORD_JSON.encode(rec)
-
-
-def record_prefix(game_id: str) -> str:
-    """How ``record_json`` of every result of ``game_id`` begins (a reader picks one game's records by it)."""
-    return _RECORD_JSON.encode([str(game_id)])[:-1] + ","
+def record_counts(rec: Record) -> bool:
+    """``counts`` of the result a record was made of."""
+    return bool(rec[3]) and rec[4] != EndReason.ABORTED and len(rec) >= _HEAD + 2 * _SEAT
 
 
 def seat_key(seat: Mapping[str, Any]) -> BotKey:
@@ -481,7 +466,7 @@ class Table:
         return self.apply_records([rec for rec in map(record, results) if rec is not None])
 
     def apply_records(self, records: Iterable[Record]) -> int:
-        """``apply_all`` on the results' records (``record``); how many were not applied before.
+        """``apply_all`` on the results' records (``record``); how many counted and were not applied before.
 
         The loop of rebuilds and batches: a two-seat match of two different bot versions (most matches) is
         applied here with the Table's parts in local variables; any other goes the general way
@@ -492,12 +477,12 @@ class Table:
         g = None
         n = 0
         for rec in records:
-            if len(rec) != 11:  # not two seats
+            if len(rec) != _TWO_SEATS:
                 if general(rec) is not None:
                     n += 1
                 continue
-            game_id, match_id, finished_at, an, av, ar, af, bn, bv, br, bf = rec
-            if match_id in applied:
+            game_id, match_id, finished_at, rated, end_reason, an, av, ar, af, bn, bv, br, bf = rec
+            if not rated or end_reason == _ABORTED or match_id in applied:  # record_counts(rec), inline
                 continue
             ka = (an, av)
             kb = (bn, bv)
@@ -558,16 +543,16 @@ class Table:
         self, rec: Record, pairs: list[tuple[BotKey, BotKey, float]] | None = None
     ) -> list[BotKey] | None:
         """Apply one record, any number of seats: the bot versions it moved (seat order, each once), None if
-        it was applied before."""
+        it does not count or was applied before."""
         game_id, match_id, finished_at = rec[0], rec[1], rec[2]
-        if match_id in self.applied:
+        if not record_counts(rec) or match_id in self.applied:
             return None
         g = self._games.get(game_id) or self._game(game_id)
         state = g.state
         states = []
         new = []
         place = []
-        for i in range(3, len(rec), SEAT_FIELDS):
+        for i in range(_HEAD, len(rec), _SEAT):
             key = (rec[i], rec[i + 1])
             st = state.get(key)
             if st is None:

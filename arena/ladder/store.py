@@ -2,10 +2,14 @@
 a leaderboard, updated from the arena's results exactly once.
 
 Where the numbers come from: every finished match has one entry in the stream ``keys.results()`` and
-its result (JSON) in ``keys.match(match_id)``. The ladder applies them **in stream order**, both
+its result (JSON) in ``keys.match(match_id)``. The entry also carries the result's record (field
+``keys.RESULT_RECORD``, ``arena.service.result_record``: the few values the rules read as a flat JSON list),
+written with it by ``MatchQueue.complete``; the ladder reads that, and the match's whole result only for an
+entry without one (stored before records existed: ``elo.record`` makes the same record of it, so there is
+no migration and old and new entries may be mixed). The ladder applies them **in stream order**, both
 incrementally and in ``rebuild``, so a rebuild gives exactly the numbers the increments gave: both run
-the same Python code, ``arena.ladder.elo.Table``, on the same floats (rows are stored as JSON, which
-round-trips a float exactly).
+the same Python code, ``arena.ladder.elo.Table.apply_records``, on the same floats (records and rows are
+stored as JSON, which round-trips a float exactly).
 
 Exactly once, atomically, a batch at a time (the choice): ``apply_batch`` applies a run of results (in
 stream order) as one optimistic transaction. ``WATCH`` of each touched game's state key and rebuild lock;
@@ -33,9 +37,10 @@ the next sync reads those entries again and finds them applied.
 
 ``rebuild`` holds a per-game lock (appliers wait while it is set), replays every result of the game
 from the stream through ``elo.Table`` and writes the game's ladder anew. Reading and writing are bulk:
-the results come 5,000 stream entries at a time from one Lua script (``_READ``, the stored JSON texts
-joined), the next chunk asked for before this one is decoded so that Redis reads while Python rates; the
-writes go in batches of about 50,000 values, each sent when Redis has answered the one before.
+the records come 5,000 stream entries at a time from one Lua script (``_READ``: the game's records joined,
+one ``json.loads`` a chunk), the next chunk asked for before this one is decoded so that Redis reads while
+Python rates; the writes go in batches of about 50,000 values, each sent when Redis has answered the one
+before.
 """
 
 from __future__ import annotations
@@ -54,6 +59,7 @@ from arena import keys
 from arena.ladder import elo
 from arena.ladder.elo import BotKey, Row
 from arena.ladder.values import HeadToHead, HistoryPoint, Standing
+from arena.service import result_record
 
 REBUILD_LOCK_MS = 10 * 60 * 1000
 _CHUNK = 5_000  # stream entries per read in rebuild
@@ -79,10 +85,10 @@ return 0
 
 _READ = """
 -- KEYS[1]: the results stream; ARGV: XRANGE start, end, count; the match hash key prefix (keys.match(''));
--- the stream field of an entry's ladder record; how the records of one game begin ('' for every game).
+-- the stream field of an entry's result record; how the records of one game begin ('' for every game).
 -- Returns {last entry id, the entries' records in stream order, joined by commas 100 at a time}, or {} when
--- there are no entries. An entry stored with a record gives it (none if it does not count, or is of another
--- game); an older entry gives its match's stored result (JSON) instead (none if its match has no result).
+-- there are no entries. An entry stored with a record gives it (none if it is of another game); an older
+-- entry gives its match's stored result (JSON) instead (none if its match has no result).
 -- It names the match hashes itself (one Redis server, as the arena is deployed; not for Redis Cluster): the
 -- client then neither sends every key nor parses a reply per entry.
 local entries = redis.call('XRANGE', KEYS[1], ARGV[1], ARGV[2], 'COUNT', ARGV[3])
@@ -102,7 +108,7 @@ for i = 1, n do
     end
   end
   if v then
-    if v == '0' or (glen > 0 and string.sub(v, 1, glen) ~= game) then v = false end
+    if glen > 0 and string.sub(v, 1, glen) ~= game then v = false end
   elseif id then
     v = redis.call('HGET', prefix .. id, 'result')
     if v == '' then v = false end
@@ -280,24 +286,24 @@ def _row_json(row: Row) -> str:
 
 
 def _records(parts: Sequence[bytes | str], game_id: str | None = None) -> list[elo.Record]:
-    """What ``_READ`` sent (JSON texts joined by commas, in parts), decoded in one call, as records (of one
-    game, if given): a stored record as it is, an older entry's whole result through ``elo.record``."""
+    """What ``_READ`` sent (JSON texts joined by commas, in parts), decoded in one call, as the records of the
+    results that count (of one game, if given): a stored record as it is, an older entry's whole result
+    through ``elo.record``."""
     if not parts:
         return []
     if isinstance(parts[0], str):
         items = json.loads("[" + ",".join(parts) + "]")  # type: ignore[arg-type]
     else:
         items = json.loads(b"[" + b",".join(parts) + b"]")  # type: ignore[arg-type]
+    counts = elo.record_counts
     recs = [x if type(x) is list else elo.record(x) if type(x) is dict else None for x in items]
-    if game_id is None:
-        return [r for r in recs if r is not None]
-    return [r for r in recs if r is not None and r[0] == game_id]
+    return [r for r in recs if r is not None and counts(r) and (game_id is None or r[0] == game_id)]
 
 
 def _read_args(game_id: str | None) -> list[str]:
     """``_READ``'s arguments after the range: the match hash prefix, the record field, and how the records of
-    ``game_id`` begin (the JSON of ``[game_id`` and a comma, as ``elo.record_json`` writes it; '': every game)."""
-    return [keys.match(""), keys.LADDER_RECORD, "" if game_id is None else elo.record_prefix(game_id)]
+    ``game_id`` begin (``result_record.game_prefix``; '': every game)."""
+    return [keys.match(""), keys.RESULT_RECORD, "" if game_id is None else result_record.game_prefix(game_id)]
 
 
 def _as_record(result: Mapping[str, Any] | elo.Record | None) -> elo.Record | None:
@@ -440,7 +446,7 @@ class Ladder:
             mids = []
             for rec in results:
                 mids.append(rec[1])
-                seat_bots = [(rec[i], rec[i + 1]) for i in range(3, len(rec), elo.SEAT_FIELDS)]
+                seat_bots = [(rec[i], rec[i + 1]) for i in range(result_record.HEAD, len(rec), result_record.SEAT)]
                 for i, a in enumerate(seat_bots):
                     bots[a] = None
                     for b in seat_bots[i + 1 :]:
