@@ -408,7 +408,8 @@ class Ladder:
         """``apply_batch`` on records."""
         by_game: dict[str, list[elo.Record]] = {}
         for rec in records:
-            by_game.setdefault(rec[0], []).append(rec)
+            if elo.record_counts(rec):
+                by_game.setdefault(rec[0], []).append(rec)
         if not by_game:
             return 0
         watched = [k for g in sorted(by_game) for k in (keys.ladder_state(g), keys.ladder_rebuild_lock(g))]
