@@ -24,8 +24,15 @@ def queue(priority: str) -> str:
 
 
 def results() -> str:
-    """Stream of finished matches, one entry per match, appended exactly once."""
+    """Stream of finished matches, one entry per match, appended exactly once: fields ``match_id`` and
+    ``RESULT_RECORD`` (absent from entries stored before records existed)."""
     return f"{PREFIX}results"
+
+
+RESULT_RECORD: Final = "record_v1"
+"""Field of a ``results()`` entry: the result in brief (``arena.service.result_record``, what the ladder
+reads). A change of the record's layout takes a new name: entries with the old one are then read from the
+match's result."""
 
 
 # ---- matches: indexes, event logs, transcripts

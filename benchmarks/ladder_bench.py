@@ -7,11 +7,15 @@
 2. leaderboard query time with ``--bots`` (default 100,000) rows;
 3. rebuild time for ``--results`` (default 1,000,000) stored results, generated straight into Redis.
 
+Results are stored as ``MatchQueue.complete`` stores them: the result on the match hash, a results-stream
+entry with the result's result record (what sync and rebuild decode); ``--old-entries``: without records,
+as entries stored before records existed (the ladder then reads and decodes each whole result).
+
 Each timed step also prints the CPU seconds this process and the redis-server used: on a shared machine
 the wall-clock figures move with the other load, the CPU ones much less.
 
     .venv/bin/python benchmarks/ladder_bench.py [--results N] [--bots N] [--apply N] [--batch N]
-        [--only apply,leaderboard,rebuild]
+        [--only apply,leaderboard,rebuild] [--old-entries]
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ from arena import keys
 from arena.ladder.elo import Row
 from arena.ladder.store import Ladder, member
 from arena.local.redisproc import RedisProcess
+from arena.service.result_record import record_json
 from referee.wire.values import MatchStatus
 
 
@@ -48,12 +53,17 @@ def result(rng: random.Random, i: int, game_id: str, players: int, bots: int) ->
             "seed_sha256": "0" * 64, "detail": ""}  # fmt: skip
 
 
-def store_many(r: redis.Redis, results: Any, chunk: int = 5_000) -> int:
+def store_many(r: redis.Redis, results: Any, chunk: int = 5_000, records: bool = True) -> int:
+    """Store results as ``MatchQueue.complete`` does: the result on the match hash, a results-stream entry with
+    the result record (``records=False``: without, as stored before records existed)."""
     n = 0
     with r.pipeline(transaction=False) as p:
         for res in results:
             p.hset(keys.match(res["match_id"]), mapping={"result": json.dumps(res), "status": MatchStatus.FINISHED})
-            p.xadd(keys.results(), {"match_id": res["match_id"]})
+            entry = {"match_id": res["match_id"]}
+            if records:
+                entry[keys.RESULT_RECORD] = record_json(res)
+            p.xadd(keys.results(), entry)  # type: ignore[arg-type]
             n += 1
             if n % chunk == 0:
                 p.execute()
@@ -84,11 +94,11 @@ class Clock:
         return f"(cpu: python {self.cpu:.2f} s, redis {self.server:.2f} s)"
 
 
-def bench_apply(r: redis.Redis, n: int, batch: int, one_by_one: int = 2_000) -> None:
+def bench_apply(r: redis.Redis, n: int, batch: int, one_by_one: int = 2_000, records: bool = True) -> None:
     ladder = Ladder(r)
     for seed, game_id, players in [(1, "shanghaien", 2), (2, "shangrila-4p", 4)]:
         rng = random.Random(seed)
-        store_many(r, (result(rng, i, game_id, players, 50) for i in range(n)))
+        store_many(r, (result(rng, i, game_id, players, 50) for i in range(n)), records=records)
         with Clock(r) as c:
             applied = ladder.sync(batch=batch)
         print(f"apply: {applied:,} results ({players} players, 50 bots), sync in batches of {batch:,}, "
@@ -96,7 +106,7 @@ def bench_apply(r: redis.Redis, n: int, batch: int, one_by_one: int = 2_000) -> 
     r.flushall()
     for seed, game_id, players in [(1, "shanghaien", 2), (2, "shangrila-4p", 4)]:
         rng = random.Random(seed)
-        store_many(r, (result(rng, i, game_id, players, 50) for i in range(n)))
+        store_many(r, (result(rng, i, game_id, players, 50) for i in range(n)), records=records)
         with Clock(r) as c:
             applied = ladder.consume("bench", burst=True)
         print(f"apply: {applied:,} results ({players} players, 50 bots), consume (the consumer group, as "
@@ -104,8 +114,8 @@ def bench_apply(r: redis.Redis, n: int, batch: int, one_by_one: int = 2_000) -> 
     r.flushall()
     for seed, game_id, players in [(1, "shanghaien", 2), (2, "shangrila-4p", 4)]:
         rng = random.Random(seed)
-        store_many(r, (result(rng, i, game_id, players, 50) for i in range(one_by_one)))
-        results = list(ladder.stored_results(game_id))
+        store_many(r, (result(rng, i, game_id, players, 50) for i in range(one_by_one)), records=records)
+        results = list(ladder.stored_records(game_id))
         with Clock(r) as c:
             applied = sum(ladder.apply(res) for res in results)
         print(f"apply: {applied:,} results ({players} players, 50 bots), one transaction each (Ladder.apply), "
@@ -137,12 +147,13 @@ def bench_leaderboard(r: redis.Redis, bots: int) -> None:
     print(f"leaderboard ({bots:,} bots), all rows: {time.perf_counter() - t:.2f} s for {len(everything):,}")
 
 
-def bench_rebuild(r: redis.Redis, n: int) -> None:
+def bench_rebuild(r: redis.Redis, n: int, records: bool = True) -> None:
     game_id = "shanghaien"
     rng = random.Random(4)
     t = time.perf_counter()
-    store_many(r, (result(rng, i, game_id, 2, 1000) for i in range(n)))
-    print(f"rebuild: generated {n:,} stored results in {time.perf_counter() - t:.1f} s")
+    store_many(r, (result(rng, i, game_id, 2, 1000) for i in range(n)), records=records)
+    how = "with result records" if records else "without result records (older entries)"
+    print(f"rebuild: generated {n:,} stored results {how} in {time.perf_counter() - t:.1f} s")
     ladder = Ladder(r)
     with Clock(r) as c:
         counted = ladder.rebuild(game_id)
@@ -160,18 +171,20 @@ def main() -> int:
     parser.add_argument("--apply", type=int, default=20_000, help="results applied incrementally")
     parser.add_argument("--batch", type=int, default=1_000, help="stream entries per transaction in sync")
     parser.add_argument("--only", default="apply,leaderboard,rebuild", help="which parts to run (comma-separated)")
+    parser.add_argument("--old-entries", action="store_true", help="store results without result records")
     args = parser.parse_args()
     parts = set(args.only.split(","))
     with tempfile.TemporaryDirectory(prefix="ladder-bench-") as tmp, RedisProcess(Path(tmp), appendonly=False) as srv:
         r = redis.Redis.from_url(srv.url, socket_timeout=None)
+        r.config_set("maxmemory", 0)  # deploy/redis.conf's 1gb (noeviction) is less than 1,000,000 results need
         if "apply" in parts:
-            bench_apply(r, args.apply, args.batch)
+            bench_apply(r, args.apply, args.batch, records=not args.old_entries)
             r.flushall()
         if "leaderboard" in parts:
             bench_leaderboard(r, args.bots)
             r.flushall()
         if "rebuild" in parts:
-            bench_rebuild(r, args.results)
+            bench_rebuild(r, args.results, records=not args.old_entries)
     return 0
 
 

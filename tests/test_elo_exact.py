@@ -15,12 +15,13 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from arena.ladder import elo
 from arena.ladder.elo import BotKey, Row, Table
 from arena.ladder.store import _count_lines, _h2h_field, _pair_field, _point, _point_lines, _PointText, member
+from arena.service.result_record import game_prefix, record_json
 
 
 def reference_rate(result: Mapping[str, Any], before: Mapping[BotKey, Row]) -> elo.Update:
@@ -149,6 +150,38 @@ def test_a_table_gives_the_reference_ladder_bit_for_bit(results: list[dict[str, 
     again = Table()  # the same results in the same order through apply_all (the rebuild's path)
     again.apply_all(results)
     assert again.rows == fast.rows and repr(again.history) == repr(fast.history) and again.h2h == fast.h2h
+    assert again.latest == fast.latest and again.applied == fast.applied
+
+
+record_result_st = result_st | st.fixed_dictionaries(
+    {
+        "game_id": st.sampled_from(["g2", 'g"ü,[']),
+        "seats": st.lists(seat_st, min_size=2, max_size=4),
+        "rated": st.just(True),
+        "end_reason": st.just("completed"),
+        "finished_at": st.one_of(st.floats(), st.integers(0, 2**53)),  # any float, an int too
+        "match_id": st.sampled_from([f"m{i}" for i in range(60)] + ['m"%r\\n', "ünï"]),
+    }
+)
+
+
+@settings(max_examples=100, deadline=None)
+@given(results=st.lists(record_result_st, max_size=60))
+def test_stored_records_give_what_the_results_give_bit_for_bit(results: list[dict[str, Any]]) -> None:
+    """The Redis ladder applies the record stored beside each result (``record_json``, decoded by
+    ``json.loads``), not the result: the same rows, history, head-to-head counts, latest versions and applied
+    matches, to the last bit (the time a match finished goes through JSON text and back)."""
+    texts = [record_json(r) for r in results]
+    assert [elo.record_counts(json.loads(t)) for t in texts] == [elo.counts(r) for r in results]
+    for t, r in zip(texts, results, strict=True):
+        assert t.startswith(game_prefix(r["game_id"]))  # how a reader picks one game's
+    direct, recorded = Table(), Table()
+    assert recorded.apply_records([json.loads(t) for t in texts]) == direct.apply_all(results)
+    assert {g: {k: bits(r) for k, r in rows.items()} for g, rows in recorded.rows.items()} == {
+        g: {k: bits(r) for k, r in rows.items()} for g, rows in direct.rows.items()
+    }
+    assert repr(recorded.history) == repr(direct.history) and recorded.h2h == direct.h2h
+    assert recorded.latest == direct.latest and recorded.applied == direct.applied
 
 
 @settings(max_examples=100, deadline=None)
@@ -189,6 +222,7 @@ def test_history_points_are_written_as_json_dumps_writes_them(points: list[tuple
     ratings=st.lists(st.tuples(floats, st.integers(0, 9)), min_size=1, max_size=30),
     cut=st.integers(0, 30),
 )
+@example(matches=[(1.7e9, 'a%rb%%"c'), (2.0, "%s\n")], ratings=[(1500.5, 0), (1.5, 1), (-0.0, 0)], cut=1)  # % in ids
 def test_a_tables_compact_history_is_written_as_json_dumps_writes_it(
     matches: list[tuple[float, str]], ratings: list[tuple[float, int]], cut: int
 ) -> None:

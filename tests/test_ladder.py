@@ -17,6 +17,7 @@ import redis
 from arena import keys
 from arena.ladder.elo import Table
 from arena.ladder.store import Ladder
+from arena.service.result_record import record
 
 GAMES = {"shanghaien": 2, "shangrila-3p": 3, "shangrila-4p": 4}
 
@@ -80,13 +81,15 @@ def test_aborted_and_unrated_results_change_nothing(redis_url: str) -> None:
     res = batch(1, seed=5)[0]
     assert ladder.apply(res | {"end_reason": "aborted"}) is False
     assert ladder.apply(res | {"rated": False}) is False
+    for stored in (res | {"end_reason": "aborted"}, res | {"rated": False}):  # their records, as stored
+        assert ladder.apply(record(stored)) is False
     assert ladder.games() == []
 
 
 def _apply_all(url: str, start: Any, out: Any) -> None:
     """One ladder process: wait for the start signal, apply every stored result in stream order."""
     ladder = Ladder(client(url))
-    results = list(ladder.stored_results())
+    results = list(ladder.stored_records())
     start.wait()
     out.put(sum(ladder.apply(res) for res in results))
 

@@ -11,15 +11,18 @@ from __future__ import annotations
 import json
 import random
 import time
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 import redis
 
 from arena import keys
+from arena.ladder import elo
 from arena.ladder import store as ladder_store
 from arena.ladder.elo import Table
 from arena.ladder.store import Ladder
+from arena.service.result_record import record_json
 
 GAMES = {"shanghaien": 2, "shangrila-3p": 3, "shangrila-4p": 4}
 NAMES = ["ann", "bob", "cy", "dee", "eve", "fay", 'we"ird],[name', "ünï"]
@@ -54,16 +57,20 @@ def results(n: int, seed: int) -> list[dict[str, Any]]:
     return [make_result(rng, i) for i in range(n)]
 
 
-def store(r: redis.Redis, res: dict[str, Any]) -> None:
+def store(r: redis.Redis, res: dict[str, Any], record: bool = False) -> None:
+    """A stored result as ``MatchQueue.complete`` leaves it: on the match hash, and a results-stream entry
+    naming the match; ``record``: with the result's record too, as it is written now (without: as
+    entries were stored before records existed, and as most of these tests store them)."""
     r.hset(keys.match(res["match_id"]), mapping={"result": json.dumps(res), "status": "finished"})
-    r.xadd(keys.results(), {"match_id": res["match_id"]})
+    entry = {"match_id": res["match_id"]} | ({keys.RESULT_RECORD: record_json(res)} if record else {})
+    r.xadd(keys.results(), entry)  # type: ignore[arg-type]
 
 
-def store_all(r: redis.Redis, rs: list[dict[str, Any]]) -> None:
+def store_all(r: redis.Redis, rs: list[dict[str, Any]], record: Callable[[int], bool] = lambda i: False) -> None:
     for i, res in enumerate(rs):
-        store(r, res)
+        store(r, res, record(i))
         if i % 97 == 0:
-            store(r, res)  # delivered twice
+            store(r, res, not record(i))  # delivered twice (once in each format)
         if i % 89 == 0:
             r.xadd(keys.results(), {"match_id": f"gone-{i}"})  # an entry whose match has no result
 
@@ -232,6 +239,29 @@ def test_rebuild_equals_batched_increments(redis_url: str) -> None:
     assert ladder.sync() == 0
     assert {g: s["rows"] for g, s in before.items()} == expected_rows(rs)
     assert before == one_by_one(r, rs)
+
+
+@pytest.mark.parametrize("mixed", [False, True])
+def test_entries_with_ladder_records_and_older_ones_give_the_same_ladder(redis_url: str, mixed: bool) -> None:
+    """Results stored with their record (as ``MatchQueue.complete`` writes them now) and, when
+    ``mixed``, older entries without one (the result read from the match hash) interleaved in one stream: the
+    increments, a rebuild and one-by-one application of the results themselves agree to the last bit. The
+    records are what is read: the match hashes of the entries with one are dropped before anything is
+    applied."""
+    r = client(redis_url)
+    rs = results(300, seed=9)
+    reference = one_by_one(r, rs)
+    r.flushall()
+    with_record = (lambda i: i % 3 != 0) if mixed else (lambda i: True)
+    store_all(r, rs, with_record)
+    r.delete(*[keys.match(res["match_id"]) for i, res in enumerate(rs) if with_record(i) and i % 97])
+    ladder = Ladder(r)
+    assert ladder.sync(batch=50) == Table().apply_all(rs)
+    assert snapshots(ladder) == reference
+    assert list(ladder.stored_records()) == [rec for i, res in enumerate(rs) if (rec := elo.record(res)) is not None
+                                             for _ in range(2 if i % 97 == 0 else 1)]  # fmt: skip
+    assert [ladder.rebuild(g) for g in GAMES] == [len(reference[g]["applied"]) for g in GAMES]
+    assert snapshots(ladder) == reference
 
 
 def test_rebuild_replaces_an_existing_ladder_and_reads_in_chunks(

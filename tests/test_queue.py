@@ -3,12 +3,15 @@ takeover after a worker dies, results recorded exactly once, and durability acro
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 import redis
 
+from arena import keys
 from arena.local.redisproc import RedisProcess
 from arena.service.queue import DuplicateMatchError, MatchQueue, Priority, QueuedMatch
 from referee import games
@@ -75,6 +78,34 @@ def test_an_expired_lease_is_taken_over_and_the_result_counts_once(redis_url: st
     assert r.xlen("arena:results") == 1
     assert r.xpending("arena:queue:requested", "referees")["pending"] == 0
     assert q.depth() == {"requested": 0, "ladder": 0} and q.running() == 0
+
+
+def test_a_results_entry_carries_the_record_of_its_result(redis_url: str) -> None:
+    """What the ladder reads instead of the whole result (``arena.service.result_record``); a result without
+    the values is still stored, its entry without a record (the ladder then reads the result, as it reads
+    entries stored before records existed)."""
+    q = queue(redis_url)
+    seats = [{"seat": s, "bot_name": f"bot{s}", "bot_version": "1", "rank": s + 1, "status": "active", "score": 3 - s}
+             for s in range(2)]  # fmt: skip
+    rated = {"match_id": "m1", "game_id": "shanghaien", "end_reason": "completed", "rated": True,
+             "finished_at": 1_700_000_000.25, "seats": seats, "plies": 40, "seed": "s", "detail": ""}  # fmt: skip
+    forfeit = rated | {"match_id": "m2", "rated": False, "end_reason": "forfeit",
+                       "seats": [seats[0] | {"status": "forfeited", "rank": 2}, seats[1] | {"rank": 1}]}  # fmt: skip
+    stored: list[tuple[str, dict[str, Any]]] = [("m1", rated), ("m2", forfeit), ("m3", {"ranks": [1, 2]})]
+    for mid, result in stored:
+        q.enqueue(match(mid))
+        claim = q.claim("w1")
+        assert claim is not None and claim.match_id == mid and q.complete(claim, result)
+    r = redis.Redis.from_url(redis_url, decode_responses=True)
+    entries: Any = r.xrange(keys.results())
+    assert [fields for _, fields in entries] == [
+        {"match_id": "m1",
+         keys.RESULT_RECORD: '["shanghaien","m1",1700000000.25,true,"completed","bot0","1",1,0,"bot1","1",2,0]'},
+        {"match_id": "m2",
+         keys.RESULT_RECORD: '["shanghaien","m2",1700000000.25,false,"forfeit","bot0","1",2,1,"bot1","1",1,0]'},
+        {"match_id": "m3"},
+    ]  # fmt: skip
+    assert json.loads(q.status("m3")["result"]) == {"ranks": [1, 2]}
 
 
 def test_renewing_keeps_the_lease(redis_url: str) -> None:

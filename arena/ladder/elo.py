@@ -40,6 +40,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from arena.service import result_record
 from referee.wire.values import EndReason, SeatStatus
 
 INITIAL_RATING: Final = 1500.0
@@ -59,6 +60,9 @@ BotKey = tuple[str, str]
 _pow = math.pow
 _FORFEITED: Final = SeatStatus.FORFEITED
 _ABORTED: Final = EndReason.ABORTED
+_HEAD: Final = result_record.HEAD
+_SEAT: Final = result_record.SEAT
+_TWO_SEATS: Final = _HEAD + 2 * _SEAT  # the length of a two-seat record
 _KEY: Final = 7  # a Table's working state: _state(row) + [key, Points or None]
 _HISTORY: Final = 8
 
@@ -135,6 +139,22 @@ def counts(result: Mapping[str, Any]) -> bool:
     """Whether a stored result changes the ladder: rated, not aborted, at least two seats."""
     rated = bool(result.get("rated"))
     return rated and result.get("end_reason") != EndReason.ABORTED and len(result.get("seats", ())) >= 2
+
+
+Record = list[Any]
+"""A stored result as the rules read it (``arena.service.result_record``): ``[game_id, match_id, finished_at,
+rated, end_reason]`` then, per seat in seat order, ``bot_name, bot_version, rank, forfeited`` (1 or 0)."""
+
+
+def record(result: Mapping[str, Any]) -> Record | None:
+    """The record of a result that ``counts``, None for any other. Both ways in go through records:
+    ``Table.apply``/``apply_all`` on results, the Redis ladder on the record stored beside each result."""
+    return result_record.record(result) if counts(result) else None
+
+
+def record_counts(rec: Record) -> bool:
+    """``counts`` of the result a record was made of."""
+    return bool(rec[3]) and rec[4] != EndReason.ABORTED and len(rec) >= _HEAD + 2 * _SEAT
 
 
 def seat_key(seat: Mapping[str, Any]) -> BotKey:
@@ -217,7 +237,9 @@ def _play(
     """
     n = len(bots)
     if n == 2 and bots[0] != bots[1]:
-        s = _play2(states[0], states[1], place[0], place[1], finished_at)
+        p0, p1 = place
+        s = 1.0 if p0 < p1 else 0.5 if p0 == p1 else 0.0  # pair_score(p0, p1)
+        _play2(states[0], states[1], s, finished_at)
         if pairs is not None:
             pairs.append((bots[0], bots[1], s))
         return
@@ -263,27 +285,26 @@ def _play(
         _settle(states[bots.index(b)], delta[b], info[b], best, place, top, finished_at)
 
 
-def _play2(st0: list[Any], st1: list[Any], p0: tuple[int, int], p1: tuple[int, int], finished_at: float) -> float:
-    """``_play`` for two different bot versions (most matches), unrolled: the same operations on the same
-    values in the same order (``weight`` is 1.0, each sum has one term after its 0.0); returns seat 0's score."""
-    weight = 1.0 / (2 - 1)
+def _play2(st0: list[Any], st1: list[Any], s0: float, finished_at: float) -> None:
+    """``_play`` for two different bot versions (most matches), unrolled, given seat 0's score ``s0``
+    (``pair_score`` of the two places): the same operations on the same values in the same order. ``weight``
+    is 1.0 and multiplying by it changes no bit, so it is left out; each sum has one term after its 0.0;
+    seat 1's score ``1.0 - s0`` is exact (0, 0.5 or 1)."""
     r0, r1 = st0[0], st1[0]
-    k0 = (K_PROVISIONAL if st0[1] < PROVISIONAL_GAMES else K) * weight
-    k1 = (K_PROVISIONAL if st1[1] < PROVISIONAL_GAMES else K) * weight
+    k0 = K_PROVISIONAL if st0[1] < PROVISIONAL_GAMES else K
+    k1 = K_PROVISIONAL if st1[1] < PROVISIONAL_GAMES else K
     e0 = 1.0 / (1.0 + _pow(10.0, (r1 - r0) / 400.0))  # expected(r0, r1)
     e1 = 1.0 / (1.0 + _pow(10.0, (r0 - r1) / 400.0))
-    s0 = 1.0 if p0 < p1 else 0.5 if p0 == p1 else 0.0  # pair_score(p0, p1)
-    s1 = 1.0 if p1 < p0 else 0.5 if p1 == p0 else 0.0
     st0[0] = r0 + (0.0 + k0 * (s0 - e0))
-    st1[0] = r1 + (0.0 + k1 * (s1 - e1))
-    st0[6] = st0[6] + (0.0 + weight * e0 * (1.0 - e0))
-    st1[6] = st1[6] + (0.0 + weight * e1 * (1.0 - e1))
+    st1[0] = r1 + (0.0 + k1 * ((1.0 - s0) - e1))
+    st0[6] = st0[6] + (0.0 + e0 * (1.0 - e0))
+    st1[6] = st1[6] + (0.0 + e1 * (1.0 - e1))
     st0[1] += 1
     st1[1] += 1
-    if p0 == p1:  # shared first place
+    if s0 == 0.5:  # shared first place
         st0[3] += 1
         st1[3] += 1
-    elif p0 < p1:
+    elif s0 == 1.0:
         st0[2] += 1
         st1[4] += 1
     else:
@@ -291,7 +312,6 @@ def _play2(st0: list[Any], st1: list[Any], p0: tuple[int, int], p1: tuple[int, i
         st1[2] += 1
     st0[5] = max(st0[5], finished_at)
     st1[5] = max(st1[5], finished_at)
-    return s0
 
 
 def _settle(
@@ -430,87 +450,117 @@ class Table:
 
     def apply(self, result: Mapping[str, Any]) -> Update | None:
         """Apply a result once; None if it does not count or was applied before."""
+        rec = record(result)
+        if rec is None:
+            return None
         pairs: list[tuple[BotKey, BotKey, float]] = []
-        keys = self._apply(result, pairs)
+        keys = self._apply_record(rec, pairs)
         if keys is None:
             return None
-        state = self._state[str(result["game_id"])]
+        state = self._state[rec[0]]
         rows = {k: _row(k[0], k[1], state[k]) for k in keys}
-        finished_at = float(result.get("finished_at", 0.0))
-        return Update(str(result["match_id"]), finished_at, rows, [Pair(a, b, s) for a, b, s in pairs])
+        return Update(rec[1], rec[2], rows, [Pair(a, b, s) for a, b, s in pairs])
 
     def apply_all(self, results: Iterable[Mapping[str, Any]]) -> int:
         """Apply results in order; how many counted (not applied before, rated, not aborted)."""
-        apply = self._apply
+        return self.apply_records([rec for rec in map(record, results) if rec is not None])
+
+    def apply_records(self, records: Iterable[Record]) -> int:
+        """``apply_all`` on the results' records (``record``); how many counted and were not applied before.
+
+        The loop of rebuilds and batches: a two-seat match of two different bot versions (most matches) is
+        applied here with the Table's parts in local variables; any other goes the general way
+        (``_apply_record``), which gives the same as this path on two seats (tests/test_elo_exact.py)."""
+        applied = self.applied
+        general = self._apply_record
+        last: str | None = None
+        g = None
         n = 0
-        for r in results:
-            if apply(r) is not None:
-                n += 1
+        for rec in records:
+            if len(rec) != _TWO_SEATS:
+                if general(rec) is not None:
+                    n += 1
+                continue
+            game_id, match_id, finished_at, rated, end_reason, an, av, ar, af, bn, bv, br, bf = rec
+            if not rated or end_reason == _ABORTED or match_id in applied:  # record_counts(rec), inline
+                continue
+            ka = (an, av)
+            kb = (bn, bv)
+            if ka == kb:
+                if general(rec) is not None:
+                    n += 1
+                continue
+            if game_id != last or g is None:
+                g = self._games.get(game_id) or self._game(game_id)
+                state, latest, h2h, points = g.state, g.latest, g.h2h, g.points
+                finished, ids = g.matches.finished_at, g.matches.match_id
+                last = game_id
+            sa = state.get(ka)
+            sb = state.get(kb)
+            if sa is None:  # new versions start from their predecessors, then become their names' latest
+                sa = state[ka] = self._new_state(g, ka)
+                if sb is None:  # both new: both predecessors are looked up first; then seat order
+                    sb = state[kb] = self._new_state(g, kb)
+                    latest[an] = av
+                    latest[bn] = bv
+                else:
+                    latest[an] = av
+            elif sb is None:
+                sb = state[kb] = self._new_state(g, kb)
+                latest[bn] = bv
+            if af == bf:  # pair_score((af, ar), (bf, br))
+                s = 1.0 if ar < br else 0.5 if ar == br else 0.0
+            else:
+                s = 1.0 if af < bf else 0.0
+            _play2(sa, sb, s, finished_at)
+            applied.add(match_id)
+            n += 1
+            m = len(ids)  # g.add_points(finished_at, match_id, (sa, sb)), inline
+            finished.append(finished_at)
+            ids.append(match_id)
+            ka, kb = sa[_KEY], sb[_KEY]  # the table's own key objects: cheap to hash and compare
+            pa = sa[_HISTORY]
+            if pa is None:
+                pa = sa[_HISTORY] = points[ka] = Points()
+            pa.rating.append(sa[0])
+            pa.match.append(m)
+            pb = sb[_HISTORY]
+            if pb is None:
+                pb = sb[_HISTORY] = points[kb] = Points()
+            pb.rating.append(sb[0])
+            pb.match.append(m)
+            if kb < ka:
+                ka, kb, s = kb, ka, 1.0 - s
+            c = h2h.get((ka, kb))
+            if c is None:
+                c = h2h[(ka, kb)] = [0, 0, 0]
+            c[0 if s == 1.0 else 1 if s == 0.5 else 2] += 1
+        if n:
+            self._rows = None
         return n
 
-    def _apply(
-        self, result: Mapping[str, Any], pairs: list[tuple[BotKey, BotKey, float]] | None = None
+    def _apply_record(
+        self, rec: Record, pairs: list[tuple[BotKey, BotKey, float]] | None = None
     ) -> list[BotKey] | None:
-        """``apply`` without building an Update: the bot versions it moved (seat order), None if it did not count."""
-        match_id = str(result["match_id"])
-        seats = result.get("seats", ())
-        # counts(result), inline: rated, not aborted, two seats or more
-        if not result.get("rated") or result.get("end_reason") == _ABORTED or len(seats) < 2:
+        """Apply one record, any number of seats: the bot versions it moved (seat order, each once), None if
+        it does not count or was applied before."""
+        game_id, match_id, finished_at = rec[0], rec[1], rec[2]
+        if not record_counts(rec) or match_id in self.applied:
             return None
-        if match_id in self.applied:
-            return None
-        game_id = str(result["game_id"])
         g = self._games.get(game_id) or self._game(game_id)
         state = g.state
-        if len(seats) == 2:  # the usual case, unrolled (two different bot versions; else the general way)
-            a, b = seats
-            ka = (str(a["bot_name"]), str(a["bot_version"]))
-            kb = (str(b["bot_name"]), str(b["bot_version"]))
-            if ka != kb:
-                sa = state.get(ka)
-                sb = state.get(kb)
-                if sa is None or sb is None:
-                    new = [k for k, st in ((ka, sa), (kb, sb)) if st is None]
-                    for key in new:
-                        state[key] = self._new_state(g, key)
-                    sa, sb = state[ka], state[kb]
-                else:
-                    new = []
-                finished_at = float(result.get("finished_at", 0.0))
-                s = _play2(
-                    sa, sb,
-                    (1 if a.get("status") == _FORFEITED else 0, int(a["rank"])),  # as places()
-                    (1 if b.get("status") == _FORFEITED else 0, int(b["rank"])),
-                    finished_at,
-                )  # fmt: skip
-                self._rows = None
-                self.applied.add(match_id)
-                for key in new:  # a new version becomes its name's latest (in seat order)
-                    g.latest[key[0]] = key[1]
-                ka, kb = sa[_KEY], sb[_KEY]  # the table's own key objects: cheap to hash and compare
-                g.add_points(finished_at, match_id, (sa, sb))
-                if pairs is not None:
-                    pairs.append((ka, kb, s))
-                if kb < ka:
-                    ka, kb, s = kb, ka, 1.0 - s
-                c = g.h2h.get((ka, kb))
-                if c is None:
-                    c = g.h2h[(ka, kb)] = [0, 0, 0]
-                c[0 if s == 1.0 else 1 if s == 0.5 else 2] += 1
-                return [sa[_KEY], sb[_KEY]]
         states = []
         new = []
         place = []
-        for seat in seats:
-            key = (str(seat["bot_name"]), str(seat["bot_version"]))
+        for i in range(_HEAD, len(rec), _SEAT):
+            key = (rec[i], rec[i + 1])
             st = state.get(key)
             if st is None:
                 st = state[key] = self._new_state(g, key)
                 new.append(key)
             states.append(st)
-            place.append((1 if seat.get("status") == _FORFEITED else 0, int(seat["rank"])))  # as places()
+            place.append((rec[i + 3], rec[i + 2]))  # as places(): (forfeited, rank)
         bots: list[BotKey] = [st[_KEY] for st in states]
-        finished_at = float(result.get("finished_at", 0.0))
         own: list[tuple[BotKey, BotKey, float]] = [] if pairs is None else pairs
         _play(bots, place, states, finished_at, own)
         self._rows = None

@@ -2,10 +2,14 @@
 a leaderboard, updated from the arena's results exactly once.
 
 Where the numbers come from: every finished match has one entry in the stream ``keys.results()`` and
-its result (JSON) in ``keys.match(match_id)``. The ladder applies them **in stream order**, both
+its result (JSON) in ``keys.match(match_id)``. The entry also carries the result's record (field
+``keys.RESULT_RECORD``, ``arena.service.result_record``: the few values the rules read as a flat JSON list),
+written with it by ``MatchQueue.complete``; the ladder reads that, and the match's whole result only for an
+entry without one (stored before records existed: ``elo.record`` makes the same record of it, so there is
+no migration and old and new entries may be mixed). The ladder applies them **in stream order**, both
 incrementally and in ``rebuild``, so a rebuild gives exactly the numbers the increments gave: both run
-the same Python code, ``arena.ladder.elo.Table``, on the same floats (rows are stored as JSON, which
-round-trips a float exactly).
+the same Python code, ``arena.ladder.elo.Table.apply_records``, on the same floats (records and rows are
+stored as JSON, which round-trips a float exactly).
 
 Exactly once, atomically, a batch at a time (the choice): ``apply_batch`` applies a run of results (in
 stream order) as one optimistic transaction. ``WATCH`` of each touched game's state key and rebuild lock;
@@ -33,9 +37,10 @@ the next sync reads those entries again and finds them applied.
 
 ``rebuild`` holds a per-game lock (appliers wait while it is set), replays every result of the game
 from the stream through ``elo.Table`` and writes the game's ladder anew. Reading and writing are bulk:
-the results come 5,000 stream entries at a time from one Lua script (``_READ``, the stored JSON texts
-joined), the next chunk asked for before this one is decoded so that Redis reads while Python rates; the
-writes go in batches of about 50,000 values, each sent when Redis has answered the one before.
+the records come 5,000 stream entries at a time from one Lua script (``_READ``: the game's records joined,
+one ``json.loads`` a chunk), the next chunk asked for before this one is decoded so that Redis reads while
+Python rates; the writes go in batches of about 50,000 values, each sent when Redis has answered the one
+before.
 """
 
 from __future__ import annotations
@@ -54,6 +59,7 @@ from arena import keys
 from arena.ladder import elo
 from arena.ladder.elo import BotKey, Row
 from arena.ladder.values import HeadToHead, HistoryPoint, Standing
+from arena.service import result_record
 
 REBUILD_LOCK_MS = 10 * 60 * 1000
 _CHUNK = 5_000  # stream entries per read in rebuild
@@ -78,30 +84,42 @@ return 0
 """
 
 _READ = """
--- KEYS[1]: the results stream; ARGV: XRANGE start, end, count; the match hash key prefix (keys.match('')).
--- Returns {last entry id, the entries' stored results in stream order as JSON texts (null for an entry
--- whose match has none) joined by commas 100 at a time}, or {} when there are no entries. It names the
--- match hashes itself (one Redis server, as the arena is deployed; not for Redis Cluster): the client
--- then neither sends every key nor parses a reply per entry.
+-- KEYS[1]: the results stream; ARGV: XRANGE start, end, count; the match hash key prefix (keys.match(''));
+-- the stream field of an entry's result record; how the records of one game begin ('' for every game).
+-- Returns {last entry id, the entries' records in stream order, joined by commas 100 at a time}, or {} when
+-- there are no entries. An entry stored with a record gives it (none if it is of another game); an older
+-- entry gives its match's stored result (JSON) instead (none if its match has no result).
+-- It names the match hashes itself (one Redis server, as the arena is deployed; not for Redis Cluster): the
+-- client then neither sends every key nor parses a reply per entry.
 local entries = redis.call('XRANGE', KEYS[1], ARGV[1], ARGV[2], 'COUNT', ARGV[3])
 local n = #entries
 if n == 0 then return {} end
-local prefix = ARGV[4]
+local prefix, field, game = ARGV[4], ARGV[5], ARGV[6]
+local glen = #game
 local out, part, m = {entries[n][1]}, {}, 0
 for i = 1, n do
-  local f, v = entries[i][2], false
+  local f, v, id = entries[i][2], false, false
   for j = 1, #f, 2 do
-    if f[j] == 'match_id' then
-      v = redis.call('HGET', prefix .. f[j + 1], 'result')
+    if f[j] == field then
+      v = f[j + 1]
       break
+    elseif f[j] == 'match_id' then
+      id = f[j + 1]
     end
   end
-  if not v or v == '' then v = 'null' end
-  m = m + 1
-  part[m] = v
-  if m == 100 then
-    out[#out + 1] = table.concat(part, ',')
-    m = 0
+  if v then
+    if glen > 0 and string.sub(v, 1, glen) ~= game then v = false end
+  elseif id then
+    v = redis.call('HGET', prefix .. id, 'result')
+    if v == '' then v = false end
+  end
+  if v then
+    m = m + 1
+    part[m] = v
+    if m == 100 then
+      out[#out + 1] = table.concat(part, ',')
+      m = 0
+    end
   end
 end
 if m > 0 then out[#out + 1] = table.concat(part, ',', 1, m) end
@@ -232,22 +250,22 @@ def _point_lines(points: Sequence[tuple[float, float, str]]) -> str:
 
 class _PointText:
     """``_point`` text of a game's history points, one a line, from a Table's compact history: the parts of
-    a point that are its match's (when it finished, its id) are encoded once per match."""
+    a point that are its match's (when it finished, its id) are encoded once per match, as a ``%`` format
+    its rating fills (``%r``: ``repr``, as ``json.dumps`` writes a finite float). One format per point, made
+    in C (``map``): a rebuild writes two points per result."""
 
     def __init__(self, matches: elo.Matches) -> None:
         self.matches = matches
-        self.heads: list[str] = []  # '[finished_at,' per match
-        self.tails: list[str] = []  # ',"match_id"]' per match
+        self.forms: list[str] = []  # '[finished_at,%r,"match_id"]' per match ('%' of the id doubled)
 
     def lines(self, points: elo.Points, start: int = 0, stop: int | None = None) -> str:
         m = self.matches
-        if len(self.heads) < len(m.match_id):
-            done = len(self.heads)
-            self.heads += [f"[{_repr(t)}," for t in m.finished_at[done:]]
-            self.tails += [f",{_json_str(i)}]" for i in m.match_id[done:]]
-        heads, tails = self.heads, self.tails
+        done = len(self.forms)
+        if done < len(m.match_id):
+            self.forms += [f"[{_repr(t)},%r,{_json_str(i).replace('%', '%%')}]"
+                           for t, i in zip(m.finished_at[done:], m.match_id[done:], strict=True)]  # fmt: skip
         ratings, matches = points.rating[start:stop], points.match[start:stop]
-        text = "\n".join([f"{heads[i]}{_repr(r)}{tails[i]}" for r, i in zip(ratings, matches, strict=True)])
+        text = "\n".join(map(str.__mod__, map(self.forms.__getitem__, matches), ratings))
         if "inf" in text or "nan" in text:  # json.dumps writes Infinity and NaN (or an "inf" in a match id)
             text = "\n".join(_point(m.finished_at[i], r, m.match_id[i]) for r, i in zip(ratings, matches, strict=True))
         return text
@@ -267,13 +285,29 @@ def _row_json(row: Row) -> str:
     return json.dumps(row.to_dict())
 
 
-def _decode(parts: Sequence[bytes | str]) -> list[Any]:
-    """The results ``_READ`` sent (JSON texts joined by commas, in parts) as one list."""
+def _records(parts: Sequence[bytes | str], game_id: str | None = None) -> list[elo.Record]:
+    """What ``_READ`` sent (JSON texts joined by commas, in parts), decoded in one call, as the records of the
+    results that count (of one game, if given): a stored record as it is, an older entry's whole result
+    through ``elo.record``."""
     if not parts:
         return []
     if isinstance(parts[0], str):
-        return list(json.loads("[" + ",".join(parts) + "]"))  # type: ignore[arg-type]
-    return list(json.loads(b"[" + b",".join(parts) + b"]"))  # type: ignore[arg-type]
+        items = json.loads("[" + ",".join(parts) + "]")  # type: ignore[arg-type]
+    else:
+        items = json.loads(b"[" + b",".join(parts) + b"]")  # type: ignore[arg-type]
+    counts = elo.record_counts
+    recs = [x if type(x) is list else elo.record(x) if type(x) is dict else None for x in items]
+    return [r for r in recs if r is not None and counts(r) and (game_id is None or r[0] == game_id)]
+
+
+def _read_args(game_id: str | None) -> list[str]:
+    """``_READ``'s arguments after the range: the match hash prefix, the record field, and how the records of
+    ``game_id`` begin (``result_record.game_prefix``; '': every game)."""
+    return [keys.match(""), keys.RESULT_RECORD, "" if game_id is None else result_record.game_prefix(game_id)]
+
+
+def _as_record(result: Mapping[str, Any] | elo.Record | None) -> elo.Record | None:
+    return result if result is None or isinstance(result, list) else elo.record(result)
 
 
 @dataclass
@@ -355,22 +389,27 @@ class Ladder:
 
     # ------------------------------------------------------------------------------ applying
 
-    def apply(self, result: Mapping[str, Any]) -> bool:
-        """Apply one stored result to its game's ladder, exactly once per match id.
+    def apply(self, result: Mapping[str, Any] | elo.Record) -> bool:
+        """Apply one stored result (or its record) to its game's ladder, exactly once per match id.
 
         True when this call applied it; False when it does not count (aborted, unrated) or was applied
         before. Call it in stream order (``sync`` and ``consume`` do) so that ``rebuild`` agrees.
         """
         return self.apply_batch([result]) == 1
 
-    def apply_batch(self, results: Iterable[Mapping[str, Any] | None]) -> int:
-        """Apply stored results, in the order given (stream order), in one transaction; each exactly once
-        per match id. Returns how many this call applied (not counting ones, ones applied before and
-        None are skipped). The transaction waits while a rebuild of one of the games runs."""
-        by_game: dict[str, list[Mapping[str, Any]]] = {}
-        for res in results:
-            if res is not None and elo.counts(res):
-                by_game.setdefault(str(res["game_id"]), []).append(res)
+    def apply_batch(self, results: Iterable[Mapping[str, Any] | elo.Record | None]) -> int:
+        """Apply stored results (or their records, ``elo.record``), in the order given (stream order), in one
+        transaction; each exactly once per match id. Returns how many this call applied (not counting ones,
+        ones applied before and None are skipped). The transaction waits while a rebuild of one of the games
+        runs."""
+        return self._apply_records([rec for rec in map(_as_record, results) if rec is not None])
+
+    def _apply_records(self, records: Iterable[elo.Record]) -> int:
+        """``apply_batch`` on records."""
+        by_game: dict[str, list[elo.Record]] = {}
+        for rec in records:
+            if elo.record_counts(rec):
+                by_game.setdefault(rec[0], []).append(rec)
         if not by_game:
             return 0
         watched = [k for g in sorted(by_game) for k in (keys.ladder_state(g), keys.ladder_rebuild_lock(g))]
@@ -384,7 +423,7 @@ class Ladder:
                         p.unwatch()
                         time.sleep(0.05)
                         continue
-                    applied = {g: loaded[g].table.apply_all(by_game[g]) for g in by_game}
+                    applied = {g: loaded[g].table.apply_records(by_game[g]) for g in by_game}
                     if not any(applied.values()):
                         p.unwatch()
                         return 0
@@ -397,7 +436,7 @@ class Ladder:
                 except redis.WatchError:
                     continue
 
-    def _load(self, by_game: Mapping[str, Sequence[Mapping[str, Any]]]) -> dict[str, _Loaded] | None:
+    def _load(self, by_game: Mapping[str, Sequence[elo.Record]]) -> dict[str, _Loaded] | None:
         """The part of each game's ladder the batch touches, one ``_SNAPSHOT`` a game (and one more round trip
         when new versions need their predecessors' rows); None while a rebuild holds one of the games' locks."""
         out: dict[str, _Loaded] = {}
@@ -406,9 +445,9 @@ class Ladder:
             bots: dict[BotKey, None] = {}
             pairs: dict[tuple[BotKey, BotKey], None] = {}
             mids = []
-            for res in results:
-                mids.append(str(res["match_id"]))
-                seat_bots = [elo.seat_key(s) for s in res["seats"]]
+            for rec in results:
+                mids.append(rec[1])
+                seat_bots = [(rec[i], rec[i + 1]) for i in range(result_record.HEAD, len(rec), result_record.SEAT)]
                 for i, a in enumerate(seat_bots):
                     bots[a] = None
                     for b in seat_bots[i + 1 :]:
@@ -495,21 +534,17 @@ class Ladder:
         applied = 0
         while True:
             cursor = keys.text(self.r.get(keys.ladder_cursor()) or b"0-0")
-            last, results = self._read(f"({cursor}", until or "+", batch)
+            last, records = self._read(f"({cursor}", until or "+", batch)
             if last is None:
                 return applied
-            applied += self.apply_batch(results)
+            applied += self._apply_records(records)
             self._advance(keys=[keys.ladder_cursor()], args=[last])
 
-    def _read(self, start: str, end: str, count: int) -> tuple[str | None, list[Any]]:
+    def _read(self, start: str, end: str, count: int) -> tuple[str | None, list[elo.Record]]:
         """Up to ``count`` stream entries from ``start`` to ``end``: the last one's id (None: no entries) and
-        their stored results in stream order (None for an entry whose match has none)."""
-        last, parts = self._read_raw(start, end, count)
-        return last, _decode(parts)
-
-    def _read_raw(self, start: str, end: str, count: int) -> tuple[str | None, list[Any]]:
-        reply: Any = self._read_script(keys=[keys.results()], args=[start, end, count, keys.match("")])
-        return (keys.text(reply[0]), reply[1:]) if reply else (None, [])
+        the records of those that count, in stream order."""
+        reply: Any = self._read_script(keys=[keys.results()], args=[start, end, count, *_read_args(None)])
+        return (keys.text(reply[0]), _records(reply[1:])) if reply else (None, [])
 
     def consume(
         self, consumer: str, *, block_ms: int = 5_000, burst: bool = False, stop: Callable[[], bool] | None = None
@@ -549,18 +584,20 @@ class Ladder:
 
     # ------------------------------------------------------------------------------ rebuild
 
-    def stored_results(self, game_id: str | None = None) -> Iterator[dict[str, Any]]:
-        """Every stored result in stream order (of one game, if given)."""
+    def stored_records(self, game_id: str | None = None) -> Iterator[elo.Record]:
+        """The record (``elo.record``) of every stored result that counts, in stream order (of one game, if
+        given)."""
         for chunk in self._stored_chunks(game_id):
             yield from chunk
 
-    def _stored_chunks(self, game_id: str | None) -> Iterator[list[dict[str, Any]]]:
-        """``stored_results`` 5,000 stream entries at a time. The next 5,000 are asked for before these are
+    def _stored_chunks(self, game_id: str | None) -> Iterator[list[elo.Record]]:
+        """``stored_records`` 5,000 stream entries at a time. The next 5,000 are asked for before these are
         decoded, so Redis reads them meanwhile."""
         sha = self.r.script_load(_READ)
+        args = _read_args(game_id)
 
         def read(start: str) -> tuple[Any, ...]:
-            return ("EVALSHA", sha, 1, keys.results(), start, "+", _CHUNK, keys.match(""))
+            return ("EVALSHA", sha, 1, keys.results(), start, "+", _CHUNK, *args)
 
         with _Pipe(self.r) as pipe:
             pipe.send([read("-")])
@@ -569,11 +606,7 @@ class Ladder:
                 if not reply:
                     return
                 pipe.send([read(f"({keys.text(reply[0])}")])
-                results = _decode(reply[1:])
-                if game_id is None:
-                    yield [r for r in results if isinstance(r, dict)]
-                else:
-                    yield [r for r in results if isinstance(r, dict) and r.get("game_id") == game_id]
+                yield _records(reply[1:], game_id)
 
     def rebuild(self, game_id: str) -> int:
         """Recompute the game's ladder from every stored result, in stream order; returns how many counted."""
@@ -585,7 +618,7 @@ class Ladder:
         gc.disable()  # millions of acyclic objects made and dropped: the cyclic collector would only walk them
         try:
             table = elo.Table()
-            counted = sum(table.apply_all(chunk) for chunk in self._stored_chunks(game_id))
+            counted = sum(table.apply_records(chunk) for chunk in self._stored_chunks(game_id))
             self._replace(game_id, table)
             del table  # freed by reference counting, before the collector is back
             return counted
@@ -609,7 +642,7 @@ class Ladder:
             doomed += [keys.ladder_rows(game_id), keys.ladder_board(game_id), keys.ladder_latest(game_id)]
             doomed += [keys.ladder_h2h(game_id), keys.ladder_applied(game_id)]
             for i in range(0, len(doomed), _CHUNK):
-                w.add(len(doomed[i : i + _CHUNK]), "DEL", *doomed[i : i + _CHUNK])
+                w.add(len(doomed[i : i + _CHUNK]), "UNLINK", *doomed[i : i + _CHUNK])  # freed in the background
             items = list(rows.items())
             for i in range(0, len(items), _CHUNK):
                 chunk = items[i : i + _CHUNK]

@@ -20,9 +20,19 @@ from typing import Any
 import redis
 
 from arena import keys
+from arena.service.result_record import record_json
 from referee import games
 from referee.games import TimeControl
 from referee.wire.values import MatchStatus
+
+
+def _record(result: dict[str, Any]) -> str:
+    """The result's record for its results-stream entry (what the ladder decodes instead of the whole result);
+    '' for a result without the values, whose entry then goes without one, like entries stored before."""
+    try:
+        return record_json(result)
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return ""
 
 
 class Priority(StrEnum):
@@ -57,7 +67,7 @@ return 1
 """
 
 # KEYS: match, queue, results, transcript, events, running set of each seated bot...
-# ARGV: result, now, group, entry id, match id, transcript, worker, end reason, events ttl
+# ARGV: result, now, group, entry id, match id, transcript, worker, end reason, events ttl, result record
 _COMPLETE = f"""
 if redis.call('HEXISTS', KEYS[1], 'result') == 1 then
   redis.call('XACK', KEYS[2], ARGV[3], ARGV[4])
@@ -71,7 +81,11 @@ redis.call('HSET', KEYS[1], 'result', ARGV[1], 'status', '{MatchStatus.FINISHED}
 if ARGV[6] ~= '' then redis.call('SET', KEYS[4], ARGV[6]) end
 redis.call('EXPIRE', KEYS[5], tonumber(ARGV[9]))
 for i = 6, #KEYS do redis.call('SREM', KEYS[i], ARGV[5]) end
-redis.call('XADD', KEYS[3], '*', 'match_id', ARGV[5])
+if ARGV[10] ~= '' then
+  redis.call('XADD', KEYS[3], '*', 'match_id', ARGV[5], '{keys.RESULT_RECORD}', ARGV[10])
+else
+  redis.call('XADD', KEYS[3], '*', 'match_id', ARGV[5])
+end
 redis.call('XACK', KEYS[2], ARGV[3], ARGV[4])
 redis.call('XDEL', KEYS[2], ARGV[4])
 return 1
@@ -229,7 +243,7 @@ class MatchQueue:
             keys=[keys.match(mid), keys.queue(claim.priority), keys.results(), keys.transcript(mid), keys.events(mid),
                   *(keys.bot_running(b) for b in sorted(set(bots)))],
             args=[json.dumps(result), f"{time.time():.6f}", keys.CONSUMER_GROUP, claim.entry_id, claim.match_id,
-                  transcript, worker, str(result.get("end_reason", "")), EVENTS_TTL_S],
+                  transcript, worker, str(result.get("end_reason", "")), EVENTS_TTL_S, _record(result)],
         )  # fmt: skip
         if done == -1:
             raise LeaseLostError(f"match {claim.match_id} is held by another worker now")
