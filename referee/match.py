@@ -117,7 +117,8 @@ class Match:
         self.state: Any = self.game.new_state()
         self.history: list[tuple[int, str]] = []  # (actor, action text) per ply
         self.lines: list[str] = []
-        self.result: MatchResult | None = None
+        self.result: MatchResult | None = None  # set when the match is over
+        self.closed = False  # the footer is written: the transcript is complete
         self.pending: PendingTurn | None = None
         self.turn_id = 0
         self._clock = clock
@@ -267,7 +268,8 @@ class Match:
                     await asyncio.wait_for(self._joined.wait(), self.control.join_timeout_ms / 1000)
             except TimeoutError:
                 missing = [s.spec_seat for s in self.seats if not s.joined]
-                return self._abort(f"seat(s) {missing} did not join within {self.control.join_timeout_ms} ms")
+                return await self._end(EndReason.ABORTED, f"seat(s) {missing} did not join within "
+                                       f"{self.control.join_timeout_ms} ms")  # fmt: skip
             self._header()
             for seat, s in enumerate(self.seats):
                 if s.channel is not None:
@@ -292,7 +294,7 @@ class Match:
             if self.game.num_players == 2 and any(x.forfeited for x in self.seats):
                 end = EndReason.FORFEIT
                 break
-        return self._finish(end)
+        return await self._end(end)
 
     async def _seat_turn(self, seat: int) -> None:
         s = self.seats[seat]
@@ -396,19 +398,35 @@ class Match:
                 line = self.lines[sent]
                 sent += 1
                 yield line
-            if self.result is not None:
+            if self.closed:
                 return
             if self._tick is None:
                 self._tick = asyncio.Event()
             await self._tick.wait()
 
-    def _abort(self, detail: str) -> MatchResult:
-        if not self.lines:
+    async def _end(self, end: EndReason, detail: str = "") -> MatchResult:
+        """End the match: the result, and each seat's MatchEnded, at once; the footer line and the log
+        line once the loop has passed the seats' streams their MatchEnded (one pass later), so that a
+        bot's last move is answered as fast as any other. Everyone who waits for the match (its task,
+        ``follow``) sees the footer: the task returns after it, even when cancelled in between."""
+        if end is EndReason.ABORTED and not self.lines:
             self._header()
-        self.log.warning("match aborted", detail=detail)
-        return self._finish(EndReason.ABORTED, detail)
+        footer = self._finish(end, detail)
+        try:
+            await asyncio.sleep(0)
+        finally:
+            self._event(footer)
+            self.closed = True
+            r = self.result
+            assert r is not None
+            if end is EndReason.ABORTED:
+                self.log.warning("match aborted", detail=detail)
+            self.log.info("match ended", end_reason=end.value, ranks=[s.rank for s in r.seats],
+                          scores=[s.score for s in r.seats], plies=self.ply)  # fmt: skip
+        return r
 
-    def _finish(self, end: EndReason, detail: str = "") -> MatchResult:
+    def _finish(self, end: EndReason, detail: str = "") -> Footer:
+        """Set the result and send it to the seats; returns the footer for ``_end`` to write."""
         n = self.game.num_players
         forfeited = [i for i, s in enumerate(self.seats) if s.forfeited]
         scores = self.state.scores()  # before the end: the scores as the position stands
@@ -439,26 +457,22 @@ class Match:
             plies=self.ply,
             detail=detail,
         )
-        self._event(
-            Footer(
-                end_reason=end.value,
-                plies=self.ply,
-                scores=tuple(scores),
-                game_ranks=tuple(game_ranks),
-                ranks=tuple(ranks),
-                forfeited=tuple(forfeited),
-                seed=self.spec.seed,
-                ended_at=_now(),
-                detail=detail,
-            )
-        )
         for seat, s in enumerate(self.seats):
             if s.channel is not None:
                 history_from = s.history_sent
                 s.history_sent = self.ply
                 s.channel.match_ended(self, seat, self.result, history_from)
-        self.log.info("match ended", end_reason=end.value, ranks=ranks, scores=scores, plies=self.ply)
-        return self.result
+        return Footer(
+            end_reason=end.value,
+            plies=self.ply,
+            scores=tuple(scores),
+            game_ranks=tuple(game_ranks),
+            ranks=tuple(ranks),
+            forfeited=tuple(forfeited),
+            seed=self.spec.seed,
+            ended_at=_now(),
+            detail=detail,
+        )
 
 
 def _expire(future: asyncio.Future[Any]) -> None:

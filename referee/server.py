@@ -109,10 +109,17 @@ class Session:
         self.send(
             bot_pb2.PlayResponse(
                 match_ended=bot_pb2.MatchEnded(
-                    result=result_to_proto(result), history=history_records(match, history_from)
+                    result=_result_message(result), history=history_records(match, history_from)
                 )
             )
         )
+
+
+@functools.lru_cache(maxsize=64)
+def _result_message(result: MatchResult) -> match_pb2.MatchResult:
+    """A result as sent in MatchEnded: built once for all the match's seats (the message that takes it
+    copies it; never changed in place)."""
+    return result_to_proto(result)
 
 
 def history_records(match: Match, start: int) -> list[bot_pb2.PlyRecord]:
