@@ -18,7 +18,10 @@
    Target: 3,000 matches with no timeout.
 
     python benchmarks/referee_bench.py [--moves 3000] [--matches 1000] [--bot-procs 4]
-                                       [--skip-round-trip] [--skip-concurrent]
+                                       [--skip-round-trip] [--skip-concurrent] [--compare TREE]
+
+``--compare TREE`` times a second referee, that of the source tree TREE (say a checkout of main, with
+this file copied into its benchmarks/), in the same turns: before/after figures side by side in one run.
 """
 
 from __future__ import annotations
@@ -29,6 +32,8 @@ import multiprocessing
 import os
 import random
 import statistics
+import subprocess
+import sys
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
@@ -262,63 +267,148 @@ def summary(times: list[float]) -> tuple[float, float]:
     return statistics.median(ordered) * 1e6, ordered[int(len(ordered) * 0.99)] * 1e6
 
 
-def round_trip(moves: int, block: int = 100) -> None:
-    """The floor and the referee measured in alternating blocks of ``block`` round trips from one client
-    process, both servers up all along: load from other work on the machine falls on both alike."""
+class RoundRobin:
+    """Lets the timed parties (the floor, each referee) run one block at a time, in turn."""
+
+    def __init__(self, n: int) -> None:
+        self.turns = [asyncio.Event() for _ in range(n)]
+        self.finished: set[int] = set()
+        self.turns[0].set()
+
+    async def wait(self, i: int) -> None:
+        await self.turns[i].wait()
+
+    def next(self, i: int) -> None:
+        """Party ``i`` has done a block: the next party still running goes."""
+        self.turns[i].clear()
+        n = len(self.turns)
+        for k in range(1, n + 1):
+            j = (i + k) % n
+            if j not in self.finished:
+                self.turns[j].set()
+                return
+
+    def finish(self, i: int) -> None:
+        self.finished.add(i)
+        if self.turns[i].is_set():
+            self.next(i)
+
+
+@dataclass
+class ChainReferee:
+    """A referee process serving a chain of matches (``serve_referee``'s one-at-a-time mode)."""
+
+    label: str
+    pid: int
+    port: int
+    stop: Callable[[], None]
+
+
+def chain_referee(tree: str | None, control: TimeControl) -> ChainReferee:
+    """This tree's referee (a spawned process), or the referee of the source tree ``tree`` (another
+    Python process importing that tree's ``referee``, served by that tree's copy of this file)."""
+    if tree is None:
+        ctx = multiprocessing.get_context("spawn")
+        q = ctx.Queue()
+        # one client holds both seats of one long chain of matches: each answer is followed by the next turn
+        proc = ctx.Process(target=serve_referee, args=(q, 0, control, [(TOKEN, TOKEN)], True), daemon=True)
+        proc.start()
+        return ChainReferee("this tree", proc.pid or 0, q.get(), proc.kill)
+    env = {**os.environ, "PYTHONPATH": tree}
+    script = str(Path(tree) / "benchmarks" / "referee_bench.py")
+    child = subprocess.Popen([sys.executable, script, "--serve-chain"], env=env, cwd=tree, stdout=subprocess.PIPE,
+                             text=True)  # fmt: skip
+    assert child.stdout is not None
+    port = int(child.stdout.readline())
+    return ChainReferee(tree, child.pid, port, child.kill)
+
+
+class _PrintPort:
+    def put(self, item: Any) -> None:
+        if isinstance(item, int):
+            print(item, flush=True)
+
+
+def serve_chain() -> None:
+    """``--serve-chain``: serve a chain of matches and print the port (for another tree's bench)."""
+    control = TimeControl(first_move_ms=60_000, move_ms=60_000, bank_ms=0, join_timeout_ms=60_000)
+    serve_referee(_PrintPort(), 0, control, [(TOKEN, TOKEN)], True)
+
+
+def round_trip(moves: int, compare: str | None = None, block: int = 100) -> None:
+    """The floor and the referee (and with ``compare``, the referee of that source tree too) measured
+    in turns, a block of ``block`` round trips each, from one client process, all servers up all
+    along: load from other work on the machine falls on all of them alike."""
     ctx = multiprocessing.get_context("spawn")
     q = ctx.Queue()
     echo = ctx.Process(target=serve_echo, args=(q,), daemon=True)
     echo.start()
     echo_port = q.get()
     control = TimeControl(first_move_ms=60_000, move_ms=60_000, bank_ms=0, join_timeout_ms=60_000)
-    q2 = ctx.Queue()
-    # one client holds both seats of one long chain of matches: each answer is followed by the next turn
-    ref = ctx.Process(target=serve_referee, args=(q2, 0, control, [(TOKEN, TOKEN)], True), daemon=True)
-    ref.start()
-    port = q2.get()
+    referees = [chain_referee(None, control)] + ([chain_referee(compare, control)] if compare else [])
+    rr = RoundRobin(1 + len(referees))
 
-    async def measure() -> tuple[BotFigures, PingPong, float, float]:
+    async def measure() -> tuple[PingPong, float, list[tuple[BotFigures, float]]]:
         pinger = PingPong(f"127.0.0.1:{echo_port}")
-        echo_cpu = [0.0]
+        c0 = cpu_seconds(echo.pid)
 
         async def floor() -> None:
-            c0 = cpu_seconds(echo.pid)
-            await pinger.run(block)
-            echo_cpu[0] += cpu_seconds(echo.pid) - c0
+            for _ in range(-(-moves // block)):
+                await rr.wait(0)
+                await pinger.run(block)
+                rr.next(0)
+            rr.finish(0)
 
-        cpu0 = cpu_seconds(ref.pid)
-        bots = await raw_bots(f"127.0.0.1:{port}", (TOKEN,), moves, 1, interlude=floor, every=block)
-        ref_cpu = cpu_seconds(ref.pid) - cpu0  # includes its idle wait during the floor's blocks (~0)
+        async def referee(i: int, r: ChainReferee) -> tuple[BotFigures, float]:
+            answered = [0]
+
+            async def interlude() -> None:
+                if answered[0]:
+                    rr.next(i)
+                answered[0] += 1
+                await rr.wait(i)
+
+            r0 = cpu_seconds(r.pid)
+            bots = await raw_bots(f"127.0.0.1:{r.port}", (TOKEN,), moves, 1, interlude=interlude, every=block)
+            cpu = cpu_seconds(r.pid) - r0  # includes its idle waits while the others run (~0)
+            rr.finish(i)
+            return bots, cpu
+
+        results = await asyncio.gather(floor(), *(referee(i + 1, r) for i, r in enumerate(referees)))
+        bare_cpu = cpu_seconds(echo.pid) - c0
         await pinger.close()
-        return bots, pinger, echo_cpu[0], ref_cpu
+        return pinger, bare_cpu, list(results[1:])  # type: ignore[arg-type]
 
-    bots, pinger, bare_cpu, ref_cpu = asyncio.run(measure())
-    bare = pinger.times
+    pinger, bare_cpu, figures = asyncio.run(measure())
     echo.kill()
-    ref.kill()
-    within = bots.within[100:]  # the first moves warm the referee up
-    ending = bots.ending[2:]
-    everything = within + ending
+    for r in referees:
+        r.stop()
+    bare = pinger.times
     b_med, b_p99 = summary(bare[block:])
-    r_med, r_p99 = summary(everything)
-    w_med, w_p99 = summary(within)
-    e_med, e_p99 = summary(ending) if ending else (0.0, 0.0)
-    s_med, s_p99 = summary(bots.starting[2:]) if bots.starting[2:] else (0.0, 0.0)
-    n = len(bots.within) + len(bots.ending)
-    print(f"round trip of one move (client and server in separate processes; the floor and the referee"
-          f" in alternating blocks of {block})")  # fmt: skip
+    print(f"round trip of one move (client and servers in separate processes; the floor and each referee"
+          f" measured in turns, {block} round trips at a time)")  # fmt: skip
     print(f"  bare gRPC bidi ping-pong   median {b_med:7.0f} us   p99 {b_p99:7.0f} us   ({len(bare)} round trips,"
           f" server CPU {bare_cpu / len(bare) * 1e6:.0f} us each)")  # fmt: skip
-    print(f"  through the referee        median {r_med:7.0f} us   p99 {r_p99:7.0f} us   ({n} moves,"
-          f" referee CPU {ref_cpu / n * 1e6:.0f} us each, match starts included)")  # fmt: skip
-    print(f"    moves within a match     median {w_med:7.0f} us   p99 {w_p99:7.0f} us   ({len(within)}:"
-          " action -> next turn)")  # fmt: skip
-    print(f"    moves that end a match   median {e_med:7.0f} us   p99 {e_p99:7.0f} us   ({len(ending)}:"
-          " action -> MatchEnded)")  # fmt: skip
-    print(f"  ratio                      median {r_med / b_med:.2f}x (target <= 1.3x)   p99 {r_p99 / b_p99:.2f}x"
-          f" (target <= 2x)   within a match: median {w_med / b_med:.2f}x p99 {w_p99 / b_p99:.2f}x")  # fmt: skip
-    print(f"  match start (not a move)   median {s_med:7.0f} us   p99 {s_p99:7.0f} us   ({len(bots.starting[2:])}:"
-          " MatchEnded -> the next match's first turn: its StartMatch, MatchStarted x2)")  # fmt: skip
+    for r, (bots, ref_cpu) in zip(referees, figures, strict=True):
+        within = bots.within[100:]  # the first moves warm the referee up
+        ending = bots.ending[2:]
+        everything = within + ending
+        r_med, r_p99 = summary(everything)
+        w_med, w_p99 = summary(within)
+        e_med, e_p99 = summary(ending) if ending else (0.0, 0.0)
+        s_med, s_p99 = summary(bots.starting[2:]) if bots.starting[2:] else (0.0, 0.0)
+        n = len(bots.within) + len(bots.ending)
+        print(f"  referee of {r.label}")
+        print(f"    all moves                median {r_med:7.0f} us   p99 {r_p99:7.0f} us   ({n} moves,"
+              f" referee CPU {ref_cpu / n * 1e6:.0f} us each, match starts included)")  # fmt: skip
+        print(f"    moves within a match     median {w_med:7.0f} us   p99 {w_p99:7.0f} us   ({len(within)}:"
+              " action -> next turn)")  # fmt: skip
+        print(f"    moves that end a match   median {e_med:7.0f} us   p99 {e_p99:7.0f} us   ({len(ending)}:"
+              " action -> MatchEnded)")  # fmt: skip
+        print(f"    ratio to bare            median {r_med / b_med:.2f}x (target <= 1.3x)   p99 {r_p99 / b_p99:.2f}x"
+              f" (target <= 2x)   within a match: median {w_med / b_med:.2f}x p99 {w_p99 / b_p99:.2f}x")  # fmt: skip
+        print(f"    match start (not a move) median {s_med:7.0f} us   p99 {s_p99:7.0f} us   ({len(bots.starting[2:])}:"
+              " MatchEnded -> the next match's first turn)")  # fmt: skip
 
 
 def concurrent(matches: int, bot_procs: int) -> None:
@@ -375,10 +465,16 @@ def main() -> None:
     parser.add_argument("--bot-procs", type=int, default=4, help="processes the concurrent mode's bots run in")
     parser.add_argument("--skip-round-trip", action="store_true")
     parser.add_argument("--skip-concurrent", action="store_true")
+    parser.add_argument("--compare", metavar="TREE", help="round trip: also time the referee of this source tree"
+                        " (e.g. a checkout of main), in turns with this one's")  # fmt: skip
+    parser.add_argument("--serve-chain", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.serve_chain:
+        serve_chain()
+        return
     print(f"grpcio {grpc.__version__}, cpus {os.cpu_count()}")
     if not args.skip_round_trip:
-        round_trip(args.moves)
+        round_trip(args.moves, args.compare)
     if not args.skip_concurrent:
         concurrent(args.matches, args.bot_procs)
 
