@@ -158,7 +158,7 @@ def _blocked_match(when: str, sleep_on_turn: int = 0) -> tuple[list[dict[str, An
         bots = [ctx.Process(target=_bot_process, args=(port, t, sleep_on_turn if i == 0 else 0), daemon=True)
                 for i, t in enumerate(tokens)]  # fmt: skip
         try:
-            Session.turn = turn  # type: ignore[method-assign]
+            Session.turn = turn  # type: ignore[method-assign,assignment]
             seats = tuple(SeatSpec(i, f"bot{i}", token_sha256(t)) for i, t in enumerate(tokens))
             match = referee.start_match(MatchSpec("slow-1", "shanghaien", seats, seed="slow", time_control=LIMIT))
             for b in bots:
