@@ -2,12 +2,14 @@
 
 1. Round trip of one move through the referee (action received, validated, applied, chance plies
    sampled, next turn built and sent) against a bare gRPC bidirectional ping-pong on the same
-   message types, measured in the same run with the same process layout (server in one process,
-   client in another). Targets: median <= 1.3x and p99 <= 2x the bare round trip. One client plays
-   a chain of matches, so about 1 move in 40 ends a match and its "next turn" comes after the result
-   and the next match's start (four more messages): those moves are shown apart as well. The CPU
-   seconds each server process spent per round trip are printed too (less noisy than latency on a
-   shared machine).
+   message types, with the same process layout (server in one process, client in another), both
+   measured by one client in alternating blocks of 100 round trips so that load from other work on
+   the machine falls on both alike. Targets: median <= 1.3x and p99 <= 2x the bare round trip. One
+   client plays a chain of matches: a move's round trip is its action to the referee's answer, the
+   next turn of the match or, for the ~1 move in 90 that ends it, the MatchEnded (shown apart too).
+   The next match's start (MatchEnded -> its first turn) is the referee starting a match, not a
+   move, and is printed as a figure of its own. The CPU seconds each server process spent per round
+   trip are printed too (less noisy than latency on a shared machine).
 2. Concurrent matches: N Shanghaien matches of random bots at a 1 s move limit (no bank) in one
    referee process (5 s for a bot's first move, the game's own allowance), the bots spread over
    ``--bot-procs`` processes (each holds the two seats of every
@@ -16,7 +18,10 @@
    Target: 3,000 matches with no timeout.
 
     python benchmarks/referee_bench.py [--moves 3000] [--matches 1000] [--bot-procs 4]
-                                       [--skip-round-trip] [--skip-concurrent]
+                                       [--skip-round-trip] [--skip-concurrent] [--compare TREE]
+
+``--compare TREE`` times a second referee, that of the source tree TREE (say a checkout of main, with
+this file copied into its benchmarks/), in the same turns: before/after figures side by side in one run.
 """
 
 from __future__ import annotations
@@ -27,8 +32,10 @@ import multiprocessing
 import os
 import random
 import statistics
+import subprocess
+import sys
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -137,46 +144,64 @@ def serve_referee(
     asyncio.run(main())
 
 
-async def ping_pong(target: str, n: int) -> list[float]:
-    out: asyncio.Queue[bot_pb2.PlayRequest] = asyncio.Queue()
+class PingPong:
+    """The floor: a bare bidi stream to the echo server, timed a block of round trips at a time."""
 
-    async def requests() -> AsyncIterator[bot_pb2.PlayRequest]:
+    def __init__(self, target: str) -> None:
+        self.channel = grpc.aio.insecure_channel(target)
+        self.out: asyncio.Queue[bot_pb2.PlayRequest] = asyncio.Queue()
+        self.call: Any = None
+        self.times: list[float] = []
+
+    async def requests(self) -> AsyncIterator[bot_pb2.PlayRequest]:
         while True:
-            yield await out.get()
+            yield await self.out.get()
 
-    times: list[float] = []
-    async with grpc.aio.insecure_channel(target) as channel:
-        call = bot_pb2_grpc.BotServiceStub(channel).Play(requests())  # type: ignore[no-untyped-call]
+    async def run(self, n: int) -> None:
+        if self.call is None:
+            self.call = bot_pb2_grpc.BotServiceStub(self.channel).Play(self.requests())  # type: ignore[no-untyped-call]
         for i in range(n):
             t = time.perf_counter()
-            await out.put(bot_pb2.PlayRequest(ping=bot_pb2.Ping(nonce=i)))
-            await call.read()
-            times.append(time.perf_counter() - t)
-        call.cancel()
-    return times
+            await self.out.put(bot_pb2.PlayRequest(ping=bot_pb2.Ping(nonce=i)))
+            await self.call.read()
+            self.times.append(time.perf_counter() - t)
+
+    async def close(self) -> None:
+        if self.call is not None:
+            self.call.cancel()
+        await self.channel.close()
 
 
 @dataclass
 class BotFigures:
     within: list[float] = field(default_factory=list)  # action sent -> next turn of the same match
-    across: list[float] = field(default_factory=list)  # action that ended a match -> next match's first turn
+    ending: list[float] = field(default_factory=list)  # action that ended a match -> its MatchEnded
+    starting: list[float] = field(default_factory=list)  # MatchEnded -> the next match's first turn (a chain)
     answered: int = 0
     cpu_s: float = 0.0
 
 
 async def raw_bots(
-    target: str, tokens: tuple[str, ...], want_turns: int | None, seed: int, omit_view: bool = True
+    target: str,
+    tokens: tuple[str, ...],
+    want_turns: int | None,
+    seed: int,
+    omit_view: bool = True,
+    interlude: Callable[[], Awaitable[None]] | None = None,
+    every: int = 100,
 ) -> BotFigures:
     """Minimal bots (no SDK replay): answer each turn at once with a random legal action.
 
-    Times each action sent to the next turn of its match received by any of ``tokens``' streams (all
-    seats of a match are here); a chain of matches played one at a time (``want_turns``) also times
-    the moves that end a match, to the first turn of the next one (``across``).
+    Times each action sent to the referee's answer to it received by any of ``tokens``' streams (all
+    seats of a match are here): the next turn of its match (``within``), or the match's MatchEnded for
+    the action that ends it (``ending``). A chain of matches played one at a time (``want_turns``) also
+    times a match's MatchEnded to the next match's first turn (``starting``): that is the referee
+    starting a match, not a move's round trip.
     """
     rng = random.Random(seed)
     figures = BotFigures()
     sent_at: dict[str, float] = {}
-    ended: list[float] = []  # when the action that ended the last match was sent (one at a time)
+    ended: list[float] = []  # when the last match's MatchEnded arrived (a chain, one match at a time)
 
     async def one(token: str) -> None:
         out: asyncio.Queue[bot_pb2.PlayRequest | None] = asyncio.Queue()
@@ -196,9 +221,12 @@ async def raw_bots(
                 async for message in call:
                     kind = message.WhichOneof("message")
                     if kind == "match_ended":
+                        now = time.perf_counter()
                         t = sent_at.pop(message.match_ended.result.match_id, None)
-                        if t is not None and want_turns is not None:
-                            ended[:] = [t]
+                        if t is not None:  # the first of the match's MatchEnded messages (one per seat)
+                            figures.ending.append(now - t)
+                            if want_turns is not None:
+                                ended[:] = [now]
                         continue
                     if kind != "turn":
                         continue
@@ -207,11 +235,13 @@ async def raw_bots(
                     if t is not None:
                         figures.within.append(time.perf_counter() - t)
                     elif ended:
-                        figures.across.append(time.perf_counter() - ended.pop())
+                        figures.starting.append(time.perf_counter() - ended.pop())
                     choice = rng.choice(turn.legal_actions)
                     action = bot_pb2.SubmitAction(
                         match_id=turn.match_id, seat=turn.seat, turn_id=turn.turn_id, action=choice
                     )
+                    if interlude is not None and figures.answered % every == 0:
+                        await interlude()
                     sent_at[turn.match_id] = time.perf_counter()
                     await out.put(bot_pb2.PlayRequest(action=action))
                     figures.answered += 1
@@ -237,43 +267,148 @@ def summary(times: list[float]) -> tuple[float, float]:
     return statistics.median(ordered) * 1e6, ordered[int(len(ordered) * 0.99)] * 1e6
 
 
-def round_trip(moves: int) -> None:
+class RoundRobin:
+    """Lets the timed parties (the floor, each referee) run one block at a time, in turn."""
+
+    def __init__(self, n: int) -> None:
+        self.turns = [asyncio.Event() for _ in range(n)]
+        self.finished: set[int] = set()
+        self.turns[0].set()
+
+    async def wait(self, i: int) -> None:
+        await self.turns[i].wait()
+
+    def next(self, i: int) -> None:
+        """Party ``i`` has done a block: the next party still running goes."""
+        self.turns[i].clear()
+        n = len(self.turns)
+        for k in range(1, n + 1):
+            j = (i + k) % n
+            if j not in self.finished:
+                self.turns[j].set()
+                return
+
+    def finish(self, i: int) -> None:
+        self.finished.add(i)
+        if self.turns[i].is_set():
+            self.next(i)
+
+
+@dataclass
+class ChainReferee:
+    """A referee process serving a chain of matches (``serve_referee``'s one-at-a-time mode)."""
+
+    label: str
+    pid: int
+    port: int
+    stop: Callable[[], None]
+
+
+def chain_referee(tree: str | None, control: TimeControl) -> ChainReferee:
+    """This tree's referee (a spawned process), or the referee of the source tree ``tree`` (another
+    Python process importing that tree's ``referee``, served by that tree's copy of this file)."""
+    if tree is None:
+        ctx = multiprocessing.get_context("spawn")
+        q = ctx.Queue()
+        # one client holds both seats of one long chain of matches: each answer is followed by the next turn
+        proc = ctx.Process(target=serve_referee, args=(q, 0, control, [(TOKEN, TOKEN)], True), daemon=True)
+        proc.start()
+        return ChainReferee("this tree", proc.pid or 0, q.get(), proc.kill)
+    env = {**os.environ, "PYTHONPATH": tree}
+    script = str(Path(tree) / "benchmarks" / "referee_bench.py")
+    child = subprocess.Popen([sys.executable, script, "--serve-chain"], env=env, cwd=tree, stdout=subprocess.PIPE,
+                             text=True)  # fmt: skip
+    assert child.stdout is not None
+    port = int(child.stdout.readline())
+    return ChainReferee(tree, child.pid, port, child.kill)
+
+
+class _PrintPort:
+    def put(self, item: Any) -> None:
+        if isinstance(item, int):
+            print(item, flush=True)
+
+
+def serve_chain() -> None:
+    """``--serve-chain``: serve a chain of matches and print the port (for another tree's bench)."""
+    control = TimeControl(first_move_ms=60_000, move_ms=60_000, bank_ms=0, join_timeout_ms=60_000)
+    serve_referee(_PrintPort(), 0, control, [(TOKEN, TOKEN)], True)
+
+
+def round_trip(moves: int, compare: str | None = None, block: int = 100) -> None:
+    """The floor and the referee (and with ``compare``, the referee of that source tree too) measured
+    in turns, a block of ``block`` round trips each, from one client process, all servers up all
+    along: load from other work on the machine falls on all of them alike."""
     ctx = multiprocessing.get_context("spawn")
     q = ctx.Queue()
     echo = ctx.Process(target=serve_echo, args=(q,), daemon=True)
     echo.start()
-    port = q.get()
-    cpu0 = cpu_seconds(echo.pid)
-    bare = asyncio.run(ping_pong(f"127.0.0.1:{port}", moves))
-    bare_cpu = cpu_seconds(echo.pid) - cpu0
-    echo.kill()
-
+    echo_port = q.get()
     control = TimeControl(first_move_ms=60_000, move_ms=60_000, bank_ms=0, join_timeout_ms=60_000)
-    q2 = ctx.Queue()
-    # one client holds both seats of one long chain of matches: each answer is followed by the next turn
-    ref = ctx.Process(target=serve_referee, args=(q2, 0, control, [(TOKEN, TOKEN)], True), daemon=True)
-    ref.start()
-    port = q2.get()
-    cpu0 = cpu_seconds(ref.pid)
-    bots = asyncio.run(raw_bots(f"127.0.0.1:{port}", (TOKEN,), moves, 1))
-    ref_cpu = cpu_seconds(ref.pid) - cpu0
-    ref.kill()
-    everything = bots.within[100:] + bots.across
-    b_med, b_p99 = summary(bare[100:])
-    r_med, r_p99 = summary(everything)
-    w_med, w_p99 = summary(bots.within[100:])
-    a_med, a_p99 = summary(bots.across) if bots.across else (0.0, 0.0)
-    n = len(bots.within) + len(bots.across)
-    print("round trip of one move (client and server in separate processes)")
+    referees = [chain_referee(None, control)] + ([chain_referee(compare, control)] if compare else [])
+    rr = RoundRobin(1 + len(referees))
+
+    async def measure() -> tuple[PingPong, float, list[tuple[BotFigures, float]]]:
+        pinger = PingPong(f"127.0.0.1:{echo_port}")
+        c0 = cpu_seconds(echo.pid)
+
+        async def floor() -> None:
+            for _ in range(-(-moves // block)):
+                await rr.wait(0)
+                await pinger.run(block)
+                rr.next(0)
+            rr.finish(0)
+
+        async def referee(i: int, r: ChainReferee) -> tuple[BotFigures, float]:
+            answered = [0]
+
+            async def interlude() -> None:
+                if answered[0]:
+                    rr.next(i)
+                answered[0] += 1
+                await rr.wait(i)
+
+            r0 = cpu_seconds(r.pid)
+            bots = await raw_bots(f"127.0.0.1:{r.port}", (TOKEN,), moves, 1, interlude=interlude, every=block)
+            cpu = cpu_seconds(r.pid) - r0  # includes its idle waits while the others run (~0)
+            rr.finish(i)
+            return bots, cpu
+
+        results = await asyncio.gather(floor(), *(referee(i + 1, r) for i, r in enumerate(referees)))
+        bare_cpu = cpu_seconds(echo.pid) - c0
+        await pinger.close()
+        return pinger, bare_cpu, list(results[1:])  # type: ignore[arg-type]
+
+    pinger, bare_cpu, figures = asyncio.run(measure())
+    echo.kill()
+    for r in referees:
+        r.stop()
+    bare = pinger.times
+    b_med, b_p99 = summary(bare[block:])
+    print(f"round trip of one move (client and servers in separate processes; the floor and each referee"
+          f" measured in turns, {block} round trips at a time)")  # fmt: skip
     print(f"  bare gRPC bidi ping-pong   median {b_med:7.0f} us   p99 {b_p99:7.0f} us   ({len(bare)} round trips,"
           f" server CPU {bare_cpu / len(bare) * 1e6:.0f} us each)")  # fmt: skip
-    print(f"  through the referee        median {r_med:7.0f} us   p99 {r_p99:7.0f} us   ({n} moves,"
-          f" referee CPU {ref_cpu / n * 1e6:.0f} us each)")  # fmt: skip
-    print(f"    moves within a match     median {w_med:7.0f} us   p99 {w_p99:7.0f} us   ({len(bots.within)})")
-    print(f"    moves that end a match   median {a_med:7.0f} us   p99 {a_p99:7.0f} us   ({len(bots.across)}:"
-          " result, next match's start, its first turn)")  # fmt: skip
-    print(f"  ratio                      median {r_med / b_med:.2f}x (target <= 1.3x)   p99 {r_p99 / b_p99:.2f}x"
-          f" (target <= 2x)   within a match: median {w_med / b_med:.2f}x p99 {w_p99 / b_p99:.2f}x")  # fmt: skip
+    for r, (bots, ref_cpu) in zip(referees, figures, strict=True):
+        within = bots.within[100:]  # the first moves warm the referee up
+        ending = bots.ending[2:]
+        everything = within + ending
+        r_med, r_p99 = summary(everything)
+        w_med, w_p99 = summary(within)
+        e_med, e_p99 = summary(ending) if ending else (0.0, 0.0)
+        s_med, s_p99 = summary(bots.starting[2:]) if bots.starting[2:] else (0.0, 0.0)
+        n = len(bots.within) + len(bots.ending)
+        print(f"  referee of {r.label}")
+        print(f"    all moves                median {r_med:7.0f} us   p99 {r_p99:7.0f} us   ({n} moves,"
+              f" referee CPU {ref_cpu / n * 1e6:.0f} us each, match starts included)")  # fmt: skip
+        print(f"    moves within a match     median {w_med:7.0f} us   p99 {w_p99:7.0f} us   ({len(within)}:"
+              " action -> next turn)")  # fmt: skip
+        print(f"    moves that end a match   median {e_med:7.0f} us   p99 {e_p99:7.0f} us   ({len(ending)}:"
+              " action -> MatchEnded)")  # fmt: skip
+        print(f"    ratio to bare            median {r_med / b_med:.2f}x (target <= 1.3x)   p99 {r_p99 / b_p99:.2f}x"
+              f" (target <= 2x)   within a match: median {w_med / b_med:.2f}x p99 {w_p99 / b_p99:.2f}x")  # fmt: skip
+        print(f"    match start (not a move) median {s_med:7.0f} us   p99 {s_p99:7.0f} us   ({len(bots.starting[2:])}:"
+              " MatchEnded -> the next match's first turn)")  # fmt: skip
 
 
 def concurrent(matches: int, bot_procs: int) -> None:
@@ -330,10 +465,16 @@ def main() -> None:
     parser.add_argument("--bot-procs", type=int, default=4, help="processes the concurrent mode's bots run in")
     parser.add_argument("--skip-round-trip", action="store_true")
     parser.add_argument("--skip-concurrent", action="store_true")
+    parser.add_argument("--compare", metavar="TREE", help="round trip: also time the referee of this source tree"
+                        " (e.g. a checkout of main), in turns with this one's")  # fmt: skip
+    parser.add_argument("--serve-chain", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.serve_chain:
+        serve_chain()
+        return
     print(f"grpcio {grpc.__version__}, cpus {os.cpu_count()}")
     if not args.skip_round_trip:
-        round_trip(args.moves)
+        round_trip(args.moves, args.compare)
     if not args.skip_concurrent:
         concurrent(args.matches, args.bot_procs)
 

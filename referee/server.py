@@ -109,10 +109,17 @@ class Session:
         self.send(
             bot_pb2.PlayResponse(
                 match_ended=bot_pb2.MatchEnded(
-                    result=result_to_proto(result), history=history_records(match, history_from)
+                    result=_result_message(result), history=history_records(match, history_from)
                 )
             )
         )
+
+
+@functools.lru_cache(maxsize=64)
+def _result_message(result: MatchResult) -> match_pb2.MatchResult:
+    """A result as sent in MatchEnded: built once for all the match's seats (the message that takes it
+    copies it; never changed in place)."""
+    return result_to_proto(result)
 
 
 def history_records(match: Match, start: int) -> list[bot_pb2.PlyRecord]:
@@ -293,7 +300,8 @@ class Referee:
         session.seats.clear()
 
     def submit(self, session: Session, action: bot_pb2.SubmitAction) -> bot_pb2.PlayResponse | None:
-        """The refusal or acknowledgement to send back (None: taken, and the bot wants no acks)."""
+        """The refusal to send back, or None: taken (the acknowledgement, when the bot wants them, is
+        queued already, and the match has moved on to its next decision)."""
 
         def refused(code: RefusalCode, reason: str, remaining_ms: int = 0) -> bot_pb2.PlayResponse:
             return bot_pb2.PlayResponse(
@@ -318,17 +326,22 @@ class Referee:
         if (action.match_id, action.seat) not in session.seats:
             reason = f"seat {action.seat} of {action.match_id} is not your bot's seat"
             return refused(RefusalCode.PERMISSION_DENIED, reason)
+
+        def accepted(taken: Any, think_ms: int) -> None:  # queued before the match's next Turn
+            session.send(
+                bot_pb2.PlayResponse(
+                    accepted=bot_pb2.ActionAccepted(
+                        match_id=action.match_id, seat=action.seat, turn_id=action.turn_id, action=str(taken),
+                        think_ms=think_ms,
+                    )
+                )
+            )  # fmt: skip
+
         try:
-            taken, think_ms = match.submit(action.seat, action.turn_id, action.action)
+            match.submit(action.seat, action.turn_id, action.action, accepted if session.acks else None)
         except RefusalError as e:
             return refused(e.code, e.reason, e.remaining_ms)
-        if not session.acks:
-            return None
-        return bot_pb2.PlayResponse(
-            accepted=bot_pb2.ActionAccepted(
-                match_id=action.match_id, seat=action.seat, turn_id=action.turn_id, action=str(taken), think_ms=think_ms
-            )
-        )
+        return None
 
     async def shutdown(self) -> None:
         for task in self.tasks.values():
@@ -364,6 +377,11 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):
                     if session.refused:
                         await abort(context, grpc.StatusCode.INVALID_ARGUMENT, session.refused)
                     return
+                if message.HasField("turn"):  # the turn's clock starts as it leaves the referee
+                    turn = message.turn
+                    match = self.referee.matches.get(turn.match_id)
+                    if match is not None:
+                        match.turn_handed_off(turn.seat, turn.turn_id)
                 yield message
         finally:
             reader.cancel()
