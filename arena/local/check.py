@@ -531,7 +531,7 @@ class Checker:
                     return
                 continue
             p = m.pending
-            if p is None or p.seat not in seats or p.future.done() or m.seats[p.seat].clock.moves < CUT_AFTER_MOVES:
+            if p is None or p.seat not in seats or p.done or m.seats[p.seat].clock.moves < CUT_AFTER_MOVES:
                 continue
             if self.proxy.cut():
                 cut_at.append(time.monotonic())
