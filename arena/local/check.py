@@ -531,6 +531,11 @@ class Checker:
                     return
                 continue
             p = m.pending
+            for _ in range(3):  # a line is written, then the next turn opens on a later pass of the loop
+                if p is not None:
+                    break
+                await asyncio.sleep(0)
+                p = m.pending
             if p is None or p.seat not in seats or p.done or m.seats[p.seat].clock.moves < CUT_AFTER_MOVES:
                 continue
             if self.proxy.cut():
