@@ -411,22 +411,24 @@ def round_trip(moves: int, compare: str | None = None, block: int = 100) -> None
               " MatchEnded -> the next match's first turn)")  # fmt: skip
 
 
-def concurrent(matches: int, bot_procs: int) -> None:
+def concurrent(matches: int, bot_procs: int, streams: int = 1) -> None:
     ctx = multiprocessing.get_context("spawn")
     q = ctx.Queue()
     # each bot's first move gets the game's own allowance (Shanghaien: 5 s), so that the start of all
     # the matches at once is not what is measured; every later move has 1 s and no bank
     first = games.get("shanghaien").time_control.first_move_ms
     control = TimeControl(first_move_ms=first, move_ms=1000, bank_ms=0, grace_ms=0, join_timeout_ms=120_000)
-    pairs = [(f"bench-a{k}", f"bench-b{k}") for k in range(bot_procs)]
+    # ``streams`` pairs of tokens per process, each token its own Play stream: a stream carries about one
+    # message each way per pass of the referee's event loop, so hundreds of matches on one stream wait in it
+    pairs = [(f"bench-a{k}", f"bench-b{k}") for k in range(bot_procs * streams)]
     ref = ctx.Process(target=serve_referee, args=(q, matches, control, pairs), daemon=True)
     t0 = time.perf_counter()
     ref.start()
     port = q.get()
     out = ctx.Queue()
     procs = [
-        ctx.Process(target=bot_process, args=(f"127.0.0.1:{port}", pair, k, out), daemon=True)
-        for k, pair in enumerate(pairs)
+        ctx.Process(target=bot_process, args=(f"127.0.0.1:{port}", tokens, k, out), daemon=True)
+        for k, tokens in enumerate(tuple(t for pair in pairs[k::bot_procs] for t in pair) for k in range(bot_procs))
     ]
     for p in procs:
         p.start()
@@ -440,7 +442,8 @@ def concurrent(matches: int, bot_procs: int) -> None:
     answered = sum(b.answered for b in bots)
     med, p99 = summary(times) if times else (0.0, 0.0)
     lag = sorted(figures.lag_ms) or [0.0]
-    print(f"{matches} concurrent Shanghaien matches, random bots in {bot_procs} processes, 1 s move limit"
+    print(f"{matches} concurrent Shanghaien matches, random bots in {bot_procs} processes ({2 * streams} Play"
+          f" streams each, {matches * 2 / (2 * streams * bot_procs):.0f} seats a stream), 1 s move limit"
           f" ({control.first_move_ms / 1000:g} s for the first), no bank,"
           " one referee process")  # fmt: skip
     print(f"  completed {figures.completed}/{matches}, timeouts (strikes) {figures.strikes}, {answered} moves,"
@@ -463,6 +466,7 @@ def main() -> None:
     parser.add_argument("--moves", type=int, default=3000)
     parser.add_argument("--matches", type=int, default=1000)
     parser.add_argument("--bot-procs", type=int, default=4, help="processes the concurrent mode's bots run in")
+    parser.add_argument("--streams", type=int, default=1, help="token pairs (two Play streams) per bot process")
     parser.add_argument("--skip-round-trip", action="store_true")
     parser.add_argument("--skip-concurrent", action="store_true")
     parser.add_argument("--compare", metavar="TREE", help="round trip: also time the referee of this source tree"
@@ -476,7 +480,7 @@ def main() -> None:
     if not args.skip_round_trip:
         round_trip(args.moves, args.compare)
     if not args.skip_concurrent:
-        concurrent(args.matches, args.bot_procs)
+        concurrent(args.matches, args.bot_procs, args.streams)
 
 
 if __name__ == "__main__":
