@@ -23,11 +23,13 @@ figures move with the machine's other load, ratios within one run much less.
 
 Figures on the development machine (2 cores, quiet), 200 Shanghaien matches, one worker, CPU-us per ply
 (worker / gateway / redis-server; service as a multiple of the bare round trip): 41670cf 203 / 616 / 18,
-2.13x; the callback-driven referee, run right after it: 149 / 460 / 14, 1.74x; two more runs of it:
-160 / 488 / 14, 2.08x and 173 / 524 / 16, 1.98x; with two workers on the 2 cores 243 / 625 / 21, 2.47x.
+2.13x; the callback-driven referee, run right after it: 149 / 460 / 14, 1.74x; more runs of it:
+160 / 488 / 14, 2.08x, 173 / 524 / 16, 1.98x and (600 matches) 2.05x; with two workers on the 2 cores
+243 / 625 / 21, 2.47x.
 The gateway's share is grpc's: it relays each move's two messages as bytes (four stream operations).
-The driver process once died of SIGSEGV (status -11) in 5 runs of this day, in grpc's or redis-py's
-native code; it runs with ``PYTHONFAULTHANDLER`` so that a next time shows where.
+The driver process died twice in 8 runs of this day without printing its JSON, once seen as SIGSEGV
+(status -11), so in native code (grpc's or redis-py's); it now runs with ``PYTHONFAULTHANDLER`` so that a
+next time shows where.
 """
 
 from __future__ import annotations
