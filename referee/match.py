@@ -183,7 +183,8 @@ class Match:
         if self.result is not None or not self.lines or s.forfeited:
             return
         self._event(Disconnect(ply=self.ply, seat=seat))
-        self.log.warning("seat disconnected", seat=seat, ply=self.ply)
+        if self._over is None or not self._over.cancelled():  # not a match called off (its bots stop next)
+            self.log.warning("seat disconnected", seat=seat, ply=self.ply)
         s.disconnect_timer = asyncio.get_running_loop().create_task(self._disconnect_grace(seat))
 
     def forfeit(self, seat: int, reason: str = "disconnected") -> None:

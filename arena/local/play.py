@@ -510,12 +510,16 @@ async def run_matches(
             matches.result()  # a match's own error
     finally:
         try:
-            if cut_short:  # the bots would wait for matches that never come (and reconnect, noisily)
+            if cut_short or stopping.is_set():  # the bots would wait for matches that never come
                 for proc in procs:
                     if proc.is_alive():
                         proc.terminate()
                 for bot in launched.values():
                     bot.handle.terminate()
+                gone_by = time.monotonic() + 2  # gone before the server stops: else they see it go, and say so
+                while any(proc.is_alive() for proc in procs) and time.monotonic() < gone_by:
+                    drain()
+                    await asyncio.sleep(0.02)
             else:  # a launched bot exits by itself after its matches; else SIGTERM, then SIGKILL
                 await asyncio.gather(*(wind_down(bot.handle, EXIT_S, now=bool(bot.gone))
                                        for bot in launched.values()))  # fmt: skip
