@@ -426,6 +426,12 @@ async def run_matches(
     stopping = asyncio.Event()
     cut_short = False
 
+    async def procs_gone(deadline: float) -> None:
+        """Wait until the Python bot processes have ended, or ``deadline`` (monotonic)."""
+        while any(proc.is_alive() for proc in procs) and time.monotonic() < deadline:
+            drain()  # a process with reports in its queue's buffer ends only once they are read
+            await asyncio.sleep(0.02)
+
     def give_up(bot: Launched, why: str) -> None:
         """``bot`` is gone: say why, and forfeit its seats in the matches running (those to come forfeit
         them as they start)."""
@@ -516,10 +522,7 @@ async def run_matches(
                         proc.terminate()
                 for bot in launched.values():
                     bot.handle.terminate()
-                gone_by = time.monotonic() + 2  # gone before the server stops: else they see it go, and say so
-                while any(proc.is_alive() for proc in procs) and time.monotonic() < gone_by:
-                    drain()
-                    await asyncio.sleep(0.02)
+                await procs_gone(time.monotonic() + 2)  # before the server stops: else they see it go, and say so
             else:  # a launched bot exits by itself after its matches; else SIGTERM, then SIGKILL
                 await asyncio.gather(*(wind_down(bot.handle, EXIT_S, now=bool(bot.gone))
                                        for bot in launched.values()))  # fmt: skip
@@ -527,9 +530,7 @@ async def run_matches(
             await referee.shutdown()
             await server.stop(1)
             deadline = time.monotonic() + 5
-            while any(proc.is_alive() for proc in procs) and time.monotonic() < deadline:
-                drain()  # a process with reports in its queue's buffer ends only once they are read
-                await asyncio.sleep(0.05)
+            await procs_gone(deadline)
             for proc in procs:
                 if proc.is_alive():
                     proc.kill()
