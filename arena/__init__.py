@@ -5,3 +5,5 @@ Shared by them: every Redis key (``keys``), the one Redis client factory (``redi
 settings (``config``) and the Prometheus metrics (``metrics``). Dependencies point one way:
 ``cli`` -> ``local`` -> ``ladder`` -> ``service`` -> the referee and the SDK -> the engines.
 """
+
+import referee as _referee  # noqa: F401 - first: gRPC's process options (referee/grpc_env.py)

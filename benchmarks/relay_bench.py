@@ -12,6 +12,7 @@ stream. Matches alternate between the two paths, so both see the same machine no
 
 from __future__ import annotations
 
+import referee.grpc_env  # noqa: F401  # isort: skip  (first, before grpc: its process options)
 import argparse
 import asyncio
 import os

@@ -13,6 +13,7 @@ request to the first turn their bot sees is the enqueue-to-first-turn time.
 
 from __future__ import annotations
 
+import referee.grpc_env  # noqa: F401  # isort: skip  (first, before grpc: its process options)
 import argparse
 import asyncio
 import multiprocessing

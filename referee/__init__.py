@@ -5,3 +5,5 @@ timeout ``fallback`` and ``transcript``s) behind the gRPC server (``server``).
 The engines import nothing of the project; ``wire`` imports only the engines; the runner and server
 import both, and nothing of the SDK or the arena. The SDK uses ``games`` and ``wire`` only.
 """
+
+from referee import grpc_env as _grpc_env  # noqa: F401 - before anything imports grpc
