@@ -26,6 +26,7 @@ this file copied into its benchmarks/), in the same turns: before/after figures 
 
 from __future__ import annotations
 
+import referee.grpc_env  # noqa: F401  # isort: skip  (first, before grpc: its process options)
 import argparse
 import asyncio
 import multiprocessing
@@ -139,6 +140,10 @@ def serve_referee(
         strikes = sum(s.strikes for r in results for s in r.seats)
         completed = sum(1 for r in results if r.end_reason.value == "completed")
         port_queue.put(RefereeFigures(completed, strikes, sum(r.plies for r in results), cpu_seconds(), lag))
+        for sessions in referee.sessions.values():  # end the bots' streams (status OK) before the server goes
+            for session in list(sessions):
+                session.queue.put_nowait(None)
+        await asyncio.sleep(0.5)
         await server.stop(1)
 
     asyncio.run(main())
@@ -189,6 +194,7 @@ async def raw_bots(
     omit_view: bool = True,
     interlude: Callable[[], Awaitable[None]] | None = None,
     every: int = 100,
+    batches: bool = True,
 ) -> BotFigures:
     """Minimal bots (no SDK replay): answer each turn at once with a random legal action.
 
@@ -206,49 +212,65 @@ async def raw_bots(
     async def one(token: str) -> None:
         out: asyncio.Queue[bot_pb2.PlayRequest | None] = asyncio.Queue()
         await out.put(
-            bot_pb2.PlayRequest(hello=bot_pb2.Hello(bot_name="raw", bot_version="1", omit_view_json=omit_view))
+            bot_pb2.PlayRequest(
+                hello=bot_pb2.Hello(bot_name="raw", bot_version="1", omit_view_json=omit_view, accept_batches=batches)
+            )
         )
 
         async def requests() -> AsyncIterator[bot_pb2.PlayRequest]:
             while (item := await out.get()) is not None:
-                yield item
+                if not batches or out.empty() or not item.HasField("action"):
+                    yield item
+                    continue
+                batch = bot_pb2.PlayRequest()  # answers waiting together leave in one message, as the SDK does
+                batch.actions.actions.append(item.action)
+                while not out.empty() and len(batch.actions.actions) < 64:
+                    nxt = out.get_nowait()
+                    if nxt is None:
+                        yield batch
+                        return
+                    batch.actions.actions.append(nxt.action)
+                yield batch
+
+        async def answer(message: bot_pb2.PlayResponse, now: float) -> bool:
+            """Answers one message that arrived at ``now``; True when this bot has answered all it wants."""
+            kind = message.WhichOneof("message")
+            if kind == "match_ended":
+                t = sent_at.pop(message.match_ended.result.match_id, None)
+                if t is not None:  # the first of the match's MatchEnded messages (one per seat)
+                    figures.ending.append(now - t)
+                    if want_turns is not None:
+                        ended[:] = [now]
+                return False
+            if kind != "turn":
+                return False
+            turn = message.turn
+            t = sent_at.pop(turn.match_id, None)
+            if t is not None:
+                figures.within.append(now - t)
+            elif ended:
+                figures.starting.append(now - ended.pop())
+            if interlude is not None and figures.answered % every == 0:
+                await interlude()  # the other timed parties' turn
+            choice = rng.choice(turn.legal_actions)
+            action = bot_pb2.SubmitAction(match_id=turn.match_id, seat=turn.seat, turn_id=turn.turn_id, action=choice)
+            sent_at[turn.match_id] = time.perf_counter()
+            out.put_nowait(bot_pb2.PlayRequest(action=action))
+            figures.answered += 1
+            return want_turns is not None and figures.answered >= want_turns
 
         async with grpc.aio.insecure_channel(target) as channel:
             call = bot_pb2_grpc.BotServiceStub(channel).Play(  # type: ignore[no-untyped-call]
                 requests(), metadata=(("authorization", f"Bearer {token}"),)
             )
             try:
-                async for message in call:
-                    kind = message.WhichOneof("message")
-                    if kind == "match_ended":
-                        now = time.perf_counter()
-                        t = sent_at.pop(message.match_ended.result.match_id, None)
-                        if t is not None:  # the first of the match's MatchEnded messages (one per seat)
-                            figures.ending.append(now - t)
-                            if want_turns is not None:
-                                ended[:] = [now]
-                        continue
-                    if kind != "turn":
-                        continue
-                    turn = message.turn
-                    t = sent_at.pop(turn.match_id, None)
-                    if t is not None:
-                        figures.within.append(time.perf_counter() - t)
-                    elif ended:
-                        figures.starting.append(time.perf_counter() - ended.pop())
-                    choice = rng.choice(turn.legal_actions)
-                    action = bot_pb2.SubmitAction(
-                        match_id=turn.match_id, seat=turn.seat, turn_id=turn.turn_id, action=choice
-                    )
-                    if interlude is not None and figures.answered % every == 0:
-                        await interlude()
-                    sent_at[turn.match_id] = time.perf_counter()
-                    await out.put(bot_pb2.PlayRequest(action=action))
-                    figures.answered += 1
-                    if want_turns is not None and figures.answered >= want_turns:
-                        await out.put(None)
-                        call.cancel()
-                        return
+                async for received in call:
+                    now = time.perf_counter()
+                    for message in received.batch.messages if received.HasField("batch") else (received,):
+                        if await answer(message, now):
+                            out.put_nowait(None)
+                            call.cancel()
+                            return
             except grpc.aio.AioRpcError:
                 return  # the referee shut down after its last match
 
@@ -257,8 +279,8 @@ async def raw_bots(
     return figures
 
 
-def bot_process(target: str, tokens: tuple[str, ...], seed: int, out: Any) -> None:
-    out.put(asyncio.run(raw_bots(target, tokens, None, seed)))
+def bot_process(target: str, tokens: tuple[str, ...], seed: int, out: Any, batches: bool = True) -> None:
+    out.put(asyncio.run(raw_bots(target, tokens, None, seed, batches=batches)))
 
 
 def summary(times: list[float]) -> tuple[float, float]:
@@ -411,7 +433,7 @@ def round_trip(moves: int, compare: str | None = None, block: int = 100) -> None
               " MatchEnded -> the next match's first turn)")  # fmt: skip
 
 
-def concurrent(matches: int, bot_procs: int, streams: int = 1) -> None:
+def concurrent(matches: int, bot_procs: int, streams: int = 1, batches: bool = True) -> None:
     ctx = multiprocessing.get_context("spawn")
     q = ctx.Queue()
     # each bot's first move gets the game's own allowance (Shanghaien: 5 s), so that the start of all
@@ -427,7 +449,7 @@ def concurrent(matches: int, bot_procs: int, streams: int = 1) -> None:
     port = q.get()
     out = ctx.Queue()
     procs = [
-        ctx.Process(target=bot_process, args=(f"127.0.0.1:{port}", tokens, k, out), daemon=True)
+        ctx.Process(target=bot_process, args=(f"127.0.0.1:{port}", tokens, k, out, batches), daemon=True)
         for k, tokens in enumerate(tuple(t for pair in pairs[k::bot_procs] for t in pair) for k in range(bot_procs))
     ]
     for p in procs:
@@ -444,8 +466,9 @@ def concurrent(matches: int, bot_procs: int, streams: int = 1) -> None:
     lag = sorted(figures.lag_ms) or [0.0]
     print(f"{matches} concurrent Shanghaien matches, random bots in {bot_procs} processes ({2 * streams} Play"
           f" streams each, {matches * 2 / (2 * streams * bot_procs):.0f} seats a stream), 1 s move limit"
-          f" ({control.first_move_ms / 1000:g} s for the first), no bank,"
-          " one referee process")  # fmt: skip
+          f" ({control.first_move_ms / 1000:g} s for the first), no bank, one referee process,"
+          f" {'batched messages' if batches else 'one message each (--no-batches)'};"
+          f" GRPC_EXPERIMENTS={os.environ.get('GRPC_EXPERIMENTS', '')!r}")  # fmt: skip
     print(f"  completed {figures.completed}/{matches}, timeouts (strikes) {figures.strikes}, {answered} moves,"
           f" {figures.plies} plies")  # fmt: skip
     print(f"  {elapsed:.1f} s wall, {answered / elapsed:.0f} moves/s, turn round trip median {med / 1000:.1f} ms"
@@ -467,6 +490,8 @@ def main() -> None:
     parser.add_argument("--matches", type=int, default=1000)
     parser.add_argument("--bot-procs", type=int, default=4, help="processes the concurrent mode's bots run in")
     parser.add_argument("--streams", type=int, default=1, help="token pairs (two Play streams) per bot process")
+    parser.add_argument("--no-batches", action="store_true", help="concurrent mode: bots that neither ask for"
+                        " ResponseBatch nor send ActionBatch (one gRPC message a turn or an action)")  # fmt: skip
     parser.add_argument("--skip-round-trip", action="store_true")
     parser.add_argument("--skip-concurrent", action="store_true")
     parser.add_argument("--compare", metavar="TREE", help="round trip: also time the referee of this source tree"
@@ -480,7 +505,7 @@ def main() -> None:
     if not args.skip_round_trip:
         round_trip(args.moves, args.compare)
     if not args.skip_concurrent:
-        concurrent(args.matches, args.bot_procs, args.streams)
+        concurrent(args.matches, args.bot_procs, args.streams, not args.no_batches)
 
 
 if __name__ == "__main__":

@@ -21,7 +21,9 @@ from referee.match import SDK_VERSION, Match, RefusalError, Seat
 from referee.spec import MatchSpec, SeatSpec
 from referee.wire import bot_pb2, bot_pb2_grpc, match_pb2, referee_pb2, referee_pb2_grpc
 from referee.wire.contract import (
+    MAX_BATCH,
     MAX_MESSAGE_BYTES,
+    NO_BATCHES,
     abort,
     bearer,
     control_from_proto,
@@ -38,6 +40,8 @@ from referee.wire.values import MatchResult, RefusalCode, bot_text_error, token_
 log = structlog.get_logger("referee.server")
 
 MAX_ACTION_CHARS = 200
+BATCH_BYTES = MAX_MESSAGE_BYTES // 2
+"""A ResponseBatch stops growing at this size, so that any client's default receive limit takes it."""
 _HEX_DIGITS = frozenset("0123456789abcdef")
 REFEREE_VERSION = SDK_VERSION
 
@@ -56,6 +60,7 @@ class Session:
     hello: bool = False
     view_json: bool = True
     acks: bool = False
+    batches: bool = False  # the bot reads ResponseBatch and may send ActionBatch
     identity: str | None = None  # the bot's registered name, when an authorizer vouched for the token
     revoked: str = ""  # why the referee ended the session (its token stopped being valid)
     refused: str = ""  # why the referee refused the session's Hello (INVALID_ARGUMENT)
@@ -120,6 +125,22 @@ def _result_message(result: MatchResult) -> match_pb2.MatchResult:
     """A result as sent in MatchEnded: built once for all the match's seats (the message that takes it
     copies it; never changed in place)."""
     return result_to_proto(result)
+
+
+def _refusal(
+    action: bot_pb2.SubmitAction, code: RefusalCode, reason: str, remaining_ms: int = 0
+) -> bot_pb2.PlayResponse:
+    return bot_pb2.PlayResponse(
+        refused=bot_pb2.ActionRefused(
+            match_id=action.match_id,
+            seat=action.seat,
+            turn_id=action.turn_id,
+            action=action.action[:MAX_ACTION_CHARS],
+            code=to_proto_enum(code),  # type: ignore[arg-type]
+            reason=reason,
+            remaining_ms=remaining_ms,
+        )
+    )
 
 
 def history_records(match: Match, start: int) -> list[bot_pb2.PlyRecord]:
@@ -274,13 +295,15 @@ class Referee:
         session.match_filter = frozenset(hello.match_ids)
         session.view_json = not hello.omit_view_json
         session.acks = hello.want_acks
+        session.batches = hello.accept_batches
         session.send(
             bot_pb2.PlayResponse(
                 welcome=bot_pb2.Welcome(
-                    session_id=session.session_id, referee_version=REFEREE_VERSION, max_message_bytes=MAX_MESSAGE_BYTES
+                    session_id=session.session_id, referee_version=REFEREE_VERSION,
+                    max_message_bytes=MAX_MESSAGE_BYTES, batches=session.batches,
                 )
             )
-        )
+        )  # fmt: skip
         for match in self.matches.values():
             if match.result is not None or not session.wants(match.match_id):
                 continue
@@ -304,17 +327,7 @@ class Referee:
         queued already, and the match has moved on to its next decision)."""
 
         def refused(code: RefusalCode, reason: str, remaining_ms: int = 0) -> bot_pb2.PlayResponse:
-            return bot_pb2.PlayResponse(
-                refused=bot_pb2.ActionRefused(
-                    match_id=action.match_id,
-                    seat=action.seat,
-                    turn_id=action.turn_id,
-                    action=action.action[:MAX_ACTION_CHARS],
-                    code=to_proto_enum(code),  # type: ignore[arg-type]
-                    reason=reason,
-                    remaining_ms=remaining_ms,
-                )
-            )
+            return _refusal(action, code, reason, remaining_ms)
 
         if not session.hello:
             return refused(RefusalCode.MALFORMED, "send Hello before any action")
@@ -343,6 +356,14 @@ class Referee:
             return refused(e.code, e.reason, e.remaining_ms)
         return None
 
+    def submit_batch(self, session: Session, actions: Sequence[bot_pb2.SubmitAction]) -> list[bot_pb2.PlayResponse]:
+        """An ActionBatch: each action taken in order as if it had come alone; the refusals to send back.
+        Refused whole, action by action, on a stream whose Welcome did not offer batches or when too long."""
+        if not session.hello or (session.batches and len(actions) <= MAX_BATCH):  # no Hello: each says so
+            return [reply for a in actions if (reply := self.submit(session, a)) is not None]
+        reason = f"an ActionBatch holds at most {MAX_BATCH} actions" if session.batches else NO_BATCHES
+        return [_refusal(a, RefusalCode.MALFORMED, reason) for a in actions]
+
     async def shutdown(self) -> None:
         for task in self.tasks.values():
             task.cancel()
@@ -368,25 +389,52 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):
         session = self.referee.open_session(token_hash, identity)
         slog = log.bind(session_id=session.session_id)
         reader = asyncio.get_running_loop().create_task(self._read(request_iterator, session))
+        queue = session.queue
+        carried: bot_pb2.PlayResponse | None = None  # taken from the queue, did not fit the last batch
+        ending = False  # the end of the session (None) came out of the queue behind a batch
         try:
             while True:
-                message = await session.queue.get()
+                message = carried if carried is not None else None if ending else await queue.get()
+                carried = None
                 if message is None:
                     if session.revoked:
                         await abort(context, grpc.StatusCode.UNAUTHENTICATED, session.revoked)
                     if session.refused:
                         await abort(context, grpc.StatusCode.INVALID_ARGUMENT, session.refused)
                     return
-                if message.HasField("turn"):  # the turn's clock starts as it leaves the referee
-                    turn = message.turn
-                    match = self.referee.matches.get(turn.match_id)
-                    if match is not None:
-                        match.turn_handed_off(turn.seat, turn.turn_id)
-                yield message
+                self._handed_off(message)
+                if not session.batches or queue.empty():
+                    yield message
+                    continue
+                # what waits for the stream goes in one message: one gRPC write instead of one each
+                batch = bot_pb2.PlayResponse()
+                items = batch.batch.messages
+                items.append(message)
+                size = message.ByteSize()
+                while len(items) < MAX_BATCH and not queue.empty():
+                    nxt = queue.get_nowait()
+                    if nxt is None:
+                        ending = True
+                        break
+                    size += nxt.ByteSize()
+                    if size > BATCH_BYTES:
+                        carried = nxt
+                        break
+                    self._handed_off(nxt)
+                    items.append(nxt)
+                yield batch if len(items) > 1 else message
         finally:
             reader.cancel()
             self.referee.close_session(session)
             slog.info("bot session closed", bot_name=session.bot_name)
+
+    def _handed_off(self, message: bot_pb2.PlayResponse) -> None:
+        """A Turn's clock starts as it leaves the referee."""
+        if message.HasField("turn"):
+            turn = message.turn
+            match = self.referee.matches.get(turn.match_id)
+            if match is not None:
+                match.turn_handed_off(turn.seat, turn.turn_id)
 
     async def _read(self, requests: AsyncIterator[bot_pb2.PlayRequest], session: Session) -> None:
         try:
@@ -397,6 +445,9 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):
                 elif kind == "action":
                     reply = self.referee.submit(session, request.action)
                     if reply is not None:
+                        session.send(reply)
+                elif kind == "actions":
+                    for reply in self.referee.submit_batch(session, request.actions.actions):
                         session.send(reply)
                 elif kind == "ping":
                     session.send(bot_pb2.PlayResponse(pong=bot_pb2.Pong(nonce=request.ping.nonce)))

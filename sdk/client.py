@@ -21,7 +21,7 @@ import structlog
 
 from referee import games
 from referee.wire import bot_pb2, bot_pb2_grpc
-from referee.wire.contract import bearer_metadata, from_proto_enum, to_proto_enum
+from referee.wire.contract import MAX_BATCH, bearer_metadata, from_proto_enum, to_proto_enum
 from referee.wire.tls import ClientTls, aio_channel
 from referee.wire.values import EndReason, RefusalCode, SeatStatus, bot_text_error
 from sdk.bot import Bot, MatchInfo, MatchOutcome, Refusal, SeatOutcome, Turn
@@ -135,6 +135,7 @@ class BotClient:
         self.log = log.bind(bot=bot.name)
         self._outbox: asyncio.Queue[bot_pb2.PlayRequest | None] | None = None
         self._stop = asyncio.Event()
+        self._batches = False  # the stream takes ActionBatch (its Welcome said so)
         self.connected = asyncio.Event()
 
     def stop(self) -> None:
@@ -174,16 +175,37 @@ class BotClient:
                     sdk_version=SDK_VERSION,
                     match_ids=list(self.match_ids),
                     omit_view_json=True,  # we replay the history and build the view locally
+                    accept_batches=True,
                 )
             )
         )
+        self._batches = False  # until a Welcome offers them
 
         async def requests() -> AsyncIterator[bot_pb2.PlayRequest]:
+            carried: bot_pb2.PlayRequest | None = None  # taken from the outbox behind a batch, not an action
+            ending = False  # the end (None) came out of the outbox behind a batch
             while True:
-                item = await outbox.get()
+                item = carried if carried is not None else None if ending else await outbox.get()
+                carried = None
                 if item is None:
                     return
-                yield item
+                if not self._batches or outbox.empty() or not item.HasField("action"):
+                    yield item
+                    continue
+                # answers that wait together (many matches, a busy machine) leave in one message
+                batch = bot_pb2.PlayRequest()
+                actions = batch.actions.actions
+                actions.append(item.action)
+                while len(actions) < MAX_BATCH and not outbox.empty():
+                    nxt = outbox.get_nowait()
+                    if nxt is None:
+                        ending = True
+                        break
+                    if not nxt.HasField("action"):
+                        carried = nxt
+                        break
+                    actions.append(nxt.action)
+                yield batch if len(actions) > 1 else item
 
         async with aio_channel(self.target, self.tls) as channel:
             stub = bot_pb2_grpc.BotServiceStub(channel)  # type: ignore[no-untyped-call]
@@ -214,7 +236,11 @@ class BotClient:
 
     def _handle(self, message: bot_pb2.PlayResponse) -> None:
         kind = message.WhichOneof("message")
-        if kind == "welcome":
+        if kind == "batch":
+            for inner in message.batch.messages:
+                self._handle(inner)
+        elif kind == "welcome":
+            self._batches = message.welcome.batches
             self.connected.set()
             self.log.info("connected", session_id=message.welcome.session_id)
         elif kind == "match_started":

@@ -33,7 +33,7 @@ from arena import keys, metrics
 from arena.service.cancel import cancel_and_wait
 from arena.service.registry import Registry
 from referee.wire import bot_pb2
-from referee.wire.contract import MAX_MESSAGE_BYTES, abort, bearer
+from referee.wire.contract import MAX_MESSAGE_BYTES, NO_BATCHES, abort, bearer
 from referee.wire.tls import ClientTls, aio_channel
 from referee.wire.values import MatchStatus, bot_text_error
 
@@ -230,10 +230,11 @@ class PlayRelay:
                 return
             link = only
             if link is None:
-                link, reply = _route(message, links)
-                if reply is not None:
+                link, replies = _route(message, links)
+                if replies:
                     async with writing:
-                        await context.write(reply)
+                        for reply in replies:
+                            await context.write(reply)
                     continue
             if link is None:
                 continue
@@ -328,6 +329,7 @@ def _upstream_hello(hello: bot_pb2.Hello, match_id: str) -> bytes:
     one.CopyFrom(hello)
     del one.match_ids[:]
     one.match_ids.append(match_id)
+    one.accept_batches = False  # the relay reads MatchEnded and Welcome message by message; its Welcome says so
     message: bytes = bot_pb2.PlayRequest(hello=one).SerializeToString()
     return message
 
@@ -351,25 +353,35 @@ def _is_welcome(message: bytes) -> bool:
         return False
 
 
-def _route(message: bytes, links: dict[str, _Link]) -> tuple[_Link | None, bytes | None]:
-    """Which match's worker a bot's message goes to, or the gateway's own reply to it."""
+def _route(message: bytes, links: dict[str, _Link]) -> tuple[_Link | None, list[bytes]]:
+    """Which match's worker a bot's message goes to, or the gateway's own replies to it."""
     try:
         request = bot_pb2.PlayRequest.FromString(message)
     except DecodeError:
-        return None, None
+        return None, []
     kind = request.WhichOneof("message")
     if kind == "ping":
-        return None, bot_pb2.PlayResponse(pong=bot_pb2.Pong(nonce=request.ping.nonce)).SerializeToString()
+        return None, [bot_pb2.PlayResponse(pong=bot_pb2.Pong(nonce=request.ping.nonce)).SerializeToString()]
     if kind == "action":
         link = links.get(request.action.match_id)
         if link is not None:
-            return link, None
+            return link, []
         refusal = bot_pb2.ActionRefused(
             match_id=request.action.match_id[:200], seat=request.action.seat, turn_id=request.action.turn_id,
             code=bot_pb2.REFUSAL_CODE_UNKNOWN_MATCH, reason="this stream's Hello did not name that match",
         )  # fmt: skip
-        return None, bot_pb2.PlayResponse(refused=refusal).SerializeToString()
-    return None, None
+        return None, [bot_pb2.PlayResponse(refused=refusal).SerializeToString()]
+    if kind == "actions":  # the gateway's Welcome offers no batches: refused as a worker refuses them
+        return None, [
+            bot_pb2.PlayResponse(
+                refused=bot_pb2.ActionRefused(
+                    match_id=a.match_id[:200], seat=a.seat, turn_id=a.turn_id, action=a.action[:200],
+                    code=bot_pb2.REFUSAL_CODE_MALFORMED, reason=NO_BATCHES,
+                )
+            ).SerializeToString()
+            for a in request.actions.actions
+        ]  # fmt: skip
+    return None, []
 
 
 def _bot_names(spec_json: str) -> list[str]:

@@ -29,6 +29,9 @@ from referee.wire.values import EndReason, MatchResult, MatchStatus, RefusalCode
 
 MAX_MESSAGE_BYTES: Final = 256 * 1024
 """The largest message a bot may send (the referee says so in ``Welcome``)."""
+MAX_BATCH: Final = 64
+"""Most messages in one ResponseBatch or ActionBatch."""
+NO_BATCHES: Final = "this stream takes no ActionBatch (its Welcome did not say batches): send actions one by one"
 
 SERVER_OPTIONS: Final = [
     ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),

@@ -26,41 +26,45 @@ _sym_db = _symbol_database.Default()
 from referee.wire._generated.arena.v1 import match_pb2 as arena_dot_v1_dot_match__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x12\x61rena/v1/bot.proto\x12\x08\x61rena.v1\x1a\x14\x61rena/v1/match.proto\"\x84\x01\n\x0bPlayRequest\x12 \n\x05hello\x18\x01 \x01(\x0b\x32\x0f.arena.v1.HelloH\x00\x12(\n\x06\x61\x63tion\x18\x02 \x01(\x0b\x32\x16.arena.v1.SubmitActionH\x00\x12\x1e\n\x04ping\x18\x03 \x01(\x0b\x32\x0e.arena.v1.PingH\x00\x42\t\n\x07message\"\xb7\x02\n\x0cPlayResponse\x12$\n\x07welcome\x18\x01 \x01(\x0b\x32\x11.arena.v1.WelcomeH\x00\x12/\n\rmatch_started\x18\x02 \x01(\x0b\x32\x16.arena.v1.MatchStartedH\x00\x12\x1e\n\x04turn\x18\x03 \x01(\x0b\x32\x0e.arena.v1.TurnH\x00\x12,\n\x08\x61\x63\x63\x65pted\x18\x04 \x01(\x0b\x32\x18.arena.v1.ActionAcceptedH\x00\x12*\n\x07refused\x18\x05 \x01(\x0b\x32\x17.arena.v1.ActionRefusedH\x00\x12+\n\x0bmatch_ended\x18\x06 \x01(\x0b\x32\x14.arena.v1.MatchEndedH\x00\x12\x1e\n\x04pong\x18\x07 \x01(\x0b\x32\x0e.arena.v1.PongH\x00\x42\t\n\x07message\"\x81\x01\n\x05Hello\x12\x10\n\x08\x62ot_name\x18\x01 \x01(\t\x12\x13\n\x0b\x62ot_version\x18\x02 \x01(\t\x12\x13\n\x0bsdk_version\x18\x03 \x01(\t\x12\x11\n\tmatch_ids\x18\x04 \x03(\t\x12\x16\n\x0eomit_view_json\x18\x05 \x01(\x08\x12\x11\n\twant_acks\x18\x06 \x01(\x08\"Q\n\x07Welcome\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x17\n\x0freferee_version\x18\x02 \x01(\t\x12\x19\n\x11max_message_bytes\x18\x03 \x01(\r\"\xa3\x01\n\x0cMatchStarted\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0f\n\x07game_id\x18\x02 \x01(\t\x12\x0c\n\x04seat\x18\x03 \x01(\r\x12\x11\n\tbot_names\x18\x04 \x03(\t\x12+\n\x0ctime_control\x18\x05 \x01(\x0b\x32\x15.arena.v1.TimeControl\x12\x13\n\x0bseed_sha256\x18\x06 \x01(\t\x12\r\n\x05rated\x18\x07 \x01(\x08\"7\n\tPlyRecord\x12\x0b\n\x03ply\x18\x01 \x01(\r\x12\r\n\x05\x61\x63tor\x18\x02 \x01(\x05\x12\x0e\n\x06\x61\x63tion\x18\x03 \x01(\t\"\xbb\x01\n\x04Turn\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\r\x12\x0f\n\x07turn_id\x18\x03 \x01(\x04\x12\x0b\n\x03ply\x18\x04 \x01(\r\x12$\n\x07history\x18\x05 \x03(\x0b\x32\x13.arena.v1.PlyRecord\x12\x11\n\tview_json\x18\x06 \x01(\t\x12\x15\n\rlegal_actions\x18\x07 \x03(\t\x12\x0f\n\x07move_ms\x18\x08 \x01(\r\x12\x14\n\x0ctime_bank_ms\x18\t \x01(\r\"O\n\x0cSubmitAction\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\r\x12\x0f\n\x07turn_id\x18\x03 \x01(\x04\x12\x0e\n\x06\x61\x63tion\x18\x04 \x01(\t\"c\n\x0e\x41\x63tionAccepted\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\r\x12\x0f\n\x07turn_id\x18\x03 \x01(\x04\x12\x0e\n\x06\x61\x63tion\x18\x04 \x01(\t\x12\x10\n\x08think_ms\x18\x05 \x01(\r\"\x9b\x01\n\rActionRefused\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\r\x12\x0f\n\x07turn_id\x18\x03 \x01(\x04\x12\x0e\n\x06\x61\x63tion\x18\x04 \x01(\t\x12#\n\x04\x63ode\x18\x05 \x01(\x0e\x32\x15.arena.v1.RefusalCode\x12\x0e\n\x06reason\x18\x06 \x01(\t\x12\x14\n\x0cremaining_ms\x18\x07 \x01(\r\"Y\n\nMatchEnded\x12%\n\x06result\x18\x01 \x01(\x0b\x32\x15.arena.v1.MatchResult\x12$\n\x07history\x18\x02 \x03(\x0b\x32\x13.arena.v1.PlyRecord\"\x15\n\x04Ping\x12\r\n\x05nonce\x18\x01 \x01(\x04\"\x15\n\x04Pong\x12\r\n\x05nonce\x18\x01 \x01(\x04*\xdb\x01\n\x0bRefusalCode\x12\x1c\n\x18REFUSAL_CODE_UNSPECIFIED\x10\x00\x12\x17\n\x13REFUSAL_CODE_SYNTAX\x10\x01\x12\x18\n\x14REFUSAL_CODE_ILLEGAL\x10\x02\x12\x1b\n\x17REFUSAL_CODE_STALE_TURN\x10\x03\x12\"\n\x1eREFUSAL_CODE_PERMISSION_DENIED\x10\x04\x12\x1e\n\x1aREFUSAL_CODE_UNKNOWN_MATCH\x10\x05\x12\x1a\n\x16REFUSAL_CODE_MALFORMED\x10\x06\x32G\n\nBotService\x12\x39\n\x04Play\x12\x15.arena.v1.PlayRequest\x1a\x16.arena.v1.PlayResponse(\x01\x30\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x12\x61rena/v1/bot.proto\x12\x08\x61rena.v1\x1a\x14\x61rena/v1/match.proto\"\xae\x01\n\x0bPlayRequest\x12 \n\x05hello\x18\x01 \x01(\x0b\x32\x0f.arena.v1.HelloH\x00\x12(\n\x06\x61\x63tion\x18\x02 \x01(\x0b\x32\x16.arena.v1.SubmitActionH\x00\x12\x1e\n\x04ping\x18\x03 \x01(\x0b\x32\x0e.arena.v1.PingH\x00\x12(\n\x07\x61\x63tions\x18\x04 \x01(\x0b\x32\x15.arena.v1.ActionBatchH\x00\x42\t\n\x07message\"6\n\x0b\x41\x63tionBatch\x12\'\n\x07\x61\x63tions\x18\x01 \x03(\x0b\x32\x16.arena.v1.SubmitAction\"\xe1\x02\n\x0cPlayResponse\x12$\n\x07welcome\x18\x01 \x01(\x0b\x32\x11.arena.v1.WelcomeH\x00\x12/\n\rmatch_started\x18\x02 \x01(\x0b\x32\x16.arena.v1.MatchStartedH\x00\x12\x1e\n\x04turn\x18\x03 \x01(\x0b\x32\x0e.arena.v1.TurnH\x00\x12,\n\x08\x61\x63\x63\x65pted\x18\x04 \x01(\x0b\x32\x18.arena.v1.ActionAcceptedH\x00\x12*\n\x07refused\x18\x05 \x01(\x0b\x32\x17.arena.v1.ActionRefusedH\x00\x12+\n\x0bmatch_ended\x18\x06 \x01(\x0b\x32\x14.arena.v1.MatchEndedH\x00\x12\x1e\n\x04pong\x18\x07 \x01(\x0b\x32\x0e.arena.v1.PongH\x00\x12(\n\x05\x62\x61tch\x18\x08 \x01(\x0b\x32\x17.arena.v1.ResponseBatchH\x00\x42\t\n\x07message\"9\n\rResponseBatch\x12(\n\x08messages\x18\x01 \x03(\x0b\x32\x16.arena.v1.PlayResponse\"\x99\x01\n\x05Hello\x12\x10\n\x08\x62ot_name\x18\x01 \x01(\t\x12\x13\n\x0b\x62ot_version\x18\x02 \x01(\t\x12\x13\n\x0bsdk_version\x18\x03 \x01(\t\x12\x11\n\tmatch_ids\x18\x04 \x03(\t\x12\x16\n\x0eomit_view_json\x18\x05 \x01(\x08\x12\x11\n\twant_acks\x18\x06 \x01(\x08\x12\x16\n\x0e\x61\x63\x63\x65pt_batches\x18\x07 \x01(\x08\"b\n\x07Welcome\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x17\n\x0freferee_version\x18\x02 \x01(\t\x12\x19\n\x11max_message_bytes\x18\x03 \x01(\r\x12\x0f\n\x07\x62\x61tches\x18\x04 \x01(\x08\"\xa3\x01\n\x0cMatchStarted\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0f\n\x07game_id\x18\x02 \x01(\t\x12\x0c\n\x04seat\x18\x03 \x01(\r\x12\x11\n\tbot_names\x18\x04 \x03(\t\x12+\n\x0ctime_control\x18\x05 \x01(\x0b\x32\x15.arena.v1.TimeControl\x12\x13\n\x0bseed_sha256\x18\x06 \x01(\t\x12\r\n\x05rated\x18\x07 \x01(\x08\"7\n\tPlyRecord\x12\x0b\n\x03ply\x18\x01 \x01(\r\x12\r\n\x05\x61\x63tor\x18\x02 \x01(\x05\x12\x0e\n\x06\x61\x63tion\x18\x03 \x01(\t\"\xbb\x01\n\x04Turn\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\r\x12\x0f\n\x07turn_id\x18\x03 \x01(\x04\x12\x0b\n\x03ply\x18\x04 \x01(\r\x12$\n\x07history\x18\x05 \x03(\x0b\x32\x13.arena.v1.PlyRecord\x12\x11\n\tview_json\x18\x06 \x01(\t\x12\x15\n\rlegal_actions\x18\x07 \x03(\t\x12\x0f\n\x07move_ms\x18\x08 \x01(\r\x12\x14\n\x0ctime_bank_ms\x18\t \x01(\r\"O\n\x0cSubmitAction\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\r\x12\x0f\n\x07turn_id\x18\x03 \x01(\x04\x12\x0e\n\x06\x61\x63tion\x18\x04 \x01(\t\"c\n\x0e\x41\x63tionAccepted\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\r\x12\x0f\n\x07turn_id\x18\x03 \x01(\x04\x12\x0e\n\x06\x61\x63tion\x18\x04 \x01(\t\x12\x10\n\x08think_ms\x18\x05 \x01(\r\"\x9b\x01\n\rActionRefused\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\r\x12\x0f\n\x07turn_id\x18\x03 \x01(\x04\x12\x0e\n\x06\x61\x63tion\x18\x04 \x01(\t\x12#\n\x04\x63ode\x18\x05 \x01(\x0e\x32\x15.arena.v1.RefusalCode\x12\x0e\n\x06reason\x18\x06 \x01(\t\x12\x14\n\x0cremaining_ms\x18\x07 \x01(\r\"Y\n\nMatchEnded\x12%\n\x06result\x18\x01 \x01(\x0b\x32\x15.arena.v1.MatchResult\x12$\n\x07history\x18\x02 \x03(\x0b\x32\x13.arena.v1.PlyRecord\"\x15\n\x04Ping\x12\r\n\x05nonce\x18\x01 \x01(\x04\"\x15\n\x04Pong\x12\r\n\x05nonce\x18\x01 \x01(\x04*\xdb\x01\n\x0bRefusalCode\x12\x1c\n\x18REFUSAL_CODE_UNSPECIFIED\x10\x00\x12\x17\n\x13REFUSAL_CODE_SYNTAX\x10\x01\x12\x18\n\x14REFUSAL_CODE_ILLEGAL\x10\x02\x12\x1b\n\x17REFUSAL_CODE_STALE_TURN\x10\x03\x12\"\n\x1eREFUSAL_CODE_PERMISSION_DENIED\x10\x04\x12\x1e\n\x1aREFUSAL_CODE_UNKNOWN_MATCH\x10\x05\x12\x1a\n\x16REFUSAL_CODE_MALFORMED\x10\x06\x32G\n\nBotService\x12\x39\n\x04Play\x12\x15.arena.v1.PlayRequest\x1a\x16.arena.v1.PlayResponse(\x01\x30\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'arena.v1.bot_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_REFUSALCODE']._serialized_start=1609
-  _globals['_REFUSALCODE']._serialized_end=1828
+  _globals['_REFUSALCODE']._serialized_start=1849
+  _globals['_REFUSALCODE']._serialized_end=2068
   _globals['_PLAYREQUEST']._serialized_start=55
-  _globals['_PLAYREQUEST']._serialized_end=187
-  _globals['_PLAYRESPONSE']._serialized_start=190
-  _globals['_PLAYRESPONSE']._serialized_end=501
-  _globals['_HELLO']._serialized_start=504
-  _globals['_HELLO']._serialized_end=633
-  _globals['_WELCOME']._serialized_start=635
-  _globals['_WELCOME']._serialized_end=716
-  _globals['_MATCHSTARTED']._serialized_start=719
-  _globals['_MATCHSTARTED']._serialized_end=882
-  _globals['_PLYRECORD']._serialized_start=884
-  _globals['_PLYRECORD']._serialized_end=939
-  _globals['_TURN']._serialized_start=942
-  _globals['_TURN']._serialized_end=1129
-  _globals['_SUBMITACTION']._serialized_start=1131
-  _globals['_SUBMITACTION']._serialized_end=1210
-  _globals['_ACTIONACCEPTED']._serialized_start=1212
-  _globals['_ACTIONACCEPTED']._serialized_end=1311
-  _globals['_ACTIONREFUSED']._serialized_start=1314
-  _globals['_ACTIONREFUSED']._serialized_end=1469
-  _globals['_MATCHENDED']._serialized_start=1471
-  _globals['_MATCHENDED']._serialized_end=1560
-  _globals['_PING']._serialized_start=1562
-  _globals['_PING']._serialized_end=1583
-  _globals['_PONG']._serialized_start=1585
-  _globals['_PONG']._serialized_end=1606
-  _globals['_BOTSERVICE']._serialized_start=1830
-  _globals['_BOTSERVICE']._serialized_end=1901
+  _globals['_PLAYREQUEST']._serialized_end=229
+  _globals['_ACTIONBATCH']._serialized_start=231
+  _globals['_ACTIONBATCH']._serialized_end=285
+  _globals['_PLAYRESPONSE']._serialized_start=288
+  _globals['_PLAYRESPONSE']._serialized_end=641
+  _globals['_RESPONSEBATCH']._serialized_start=643
+  _globals['_RESPONSEBATCH']._serialized_end=700
+  _globals['_HELLO']._serialized_start=703
+  _globals['_HELLO']._serialized_end=856
+  _globals['_WELCOME']._serialized_start=858
+  _globals['_WELCOME']._serialized_end=956
+  _globals['_MATCHSTARTED']._serialized_start=959
+  _globals['_MATCHSTARTED']._serialized_end=1122
+  _globals['_PLYRECORD']._serialized_start=1124
+  _globals['_PLYRECORD']._serialized_end=1179
+  _globals['_TURN']._serialized_start=1182
+  _globals['_TURN']._serialized_end=1369
+  _globals['_SUBMITACTION']._serialized_start=1371
+  _globals['_SUBMITACTION']._serialized_end=1450
+  _globals['_ACTIONACCEPTED']._serialized_start=1452
+  _globals['_ACTIONACCEPTED']._serialized_end=1551
+  _globals['_ACTIONREFUSED']._serialized_start=1554
+  _globals['_ACTIONREFUSED']._serialized_end=1709
+  _globals['_MATCHENDED']._serialized_start=1711
+  _globals['_MATCHENDED']._serialized_end=1800
+  _globals['_PING']._serialized_start=1802
+  _globals['_PING']._serialized_end=1823
+  _globals['_PONG']._serialized_start=1825
+  _globals['_PONG']._serialized_end=1846
+  _globals['_BOTSERVICE']._serialized_start=2070
+  _globals['_BOTSERVICE']._serialized_end=2141
 # @@protoc_insertion_point(module_scope)

@@ -26,17 +26,25 @@ REFUSAL_CODE_UNKNOWN_MATCH: RefusalCode
 REFUSAL_CODE_MALFORMED: RefusalCode
 
 class PlayRequest(_message.Message):
-    __slots__ = ("hello", "action", "ping")
+    __slots__ = ("hello", "action", "ping", "actions")
     HELLO_FIELD_NUMBER: _ClassVar[int]
     ACTION_FIELD_NUMBER: _ClassVar[int]
     PING_FIELD_NUMBER: _ClassVar[int]
+    ACTIONS_FIELD_NUMBER: _ClassVar[int]
     hello: Hello
     action: SubmitAction
     ping: Ping
-    def __init__(self, hello: _Optional[_Union[Hello, _Mapping]] = ..., action: _Optional[_Union[SubmitAction, _Mapping]] = ..., ping: _Optional[_Union[Ping, _Mapping]] = ...) -> None: ...
+    actions: ActionBatch
+    def __init__(self, hello: _Optional[_Union[Hello, _Mapping]] = ..., action: _Optional[_Union[SubmitAction, _Mapping]] = ..., ping: _Optional[_Union[Ping, _Mapping]] = ..., actions: _Optional[_Union[ActionBatch, _Mapping]] = ...) -> None: ...
+
+class ActionBatch(_message.Message):
+    __slots__ = ("actions",)
+    ACTIONS_FIELD_NUMBER: _ClassVar[int]
+    actions: _containers.RepeatedCompositeFieldContainer[SubmitAction]
+    def __init__(self, actions: _Optional[_Iterable[_Union[SubmitAction, _Mapping]]] = ...) -> None: ...
 
 class PlayResponse(_message.Message):
-    __slots__ = ("welcome", "match_started", "turn", "accepted", "refused", "match_ended", "pong")
+    __slots__ = ("welcome", "match_started", "turn", "accepted", "refused", "match_ended", "pong", "batch")
     WELCOME_FIELD_NUMBER: _ClassVar[int]
     MATCH_STARTED_FIELD_NUMBER: _ClassVar[int]
     TURN_FIELD_NUMBER: _ClassVar[int]
@@ -44,6 +52,7 @@ class PlayResponse(_message.Message):
     REFUSED_FIELD_NUMBER: _ClassVar[int]
     MATCH_ENDED_FIELD_NUMBER: _ClassVar[int]
     PONG_FIELD_NUMBER: _ClassVar[int]
+    BATCH_FIELD_NUMBER: _ClassVar[int]
     welcome: Welcome
     match_started: MatchStarted
     turn: Turn
@@ -51,33 +60,44 @@ class PlayResponse(_message.Message):
     refused: ActionRefused
     match_ended: MatchEnded
     pong: Pong
-    def __init__(self, welcome: _Optional[_Union[Welcome, _Mapping]] = ..., match_started: _Optional[_Union[MatchStarted, _Mapping]] = ..., turn: _Optional[_Union[Turn, _Mapping]] = ..., accepted: _Optional[_Union[ActionAccepted, _Mapping]] = ..., refused: _Optional[_Union[ActionRefused, _Mapping]] = ..., match_ended: _Optional[_Union[MatchEnded, _Mapping]] = ..., pong: _Optional[_Union[Pong, _Mapping]] = ...) -> None: ...
+    batch: ResponseBatch
+    def __init__(self, welcome: _Optional[_Union[Welcome, _Mapping]] = ..., match_started: _Optional[_Union[MatchStarted, _Mapping]] = ..., turn: _Optional[_Union[Turn, _Mapping]] = ..., accepted: _Optional[_Union[ActionAccepted, _Mapping]] = ..., refused: _Optional[_Union[ActionRefused, _Mapping]] = ..., match_ended: _Optional[_Union[MatchEnded, _Mapping]] = ..., pong: _Optional[_Union[Pong, _Mapping]] = ..., batch: _Optional[_Union[ResponseBatch, _Mapping]] = ...) -> None: ...
+
+class ResponseBatch(_message.Message):
+    __slots__ = ("messages",)
+    MESSAGES_FIELD_NUMBER: _ClassVar[int]
+    messages: _containers.RepeatedCompositeFieldContainer[PlayResponse]
+    def __init__(self, messages: _Optional[_Iterable[_Union[PlayResponse, _Mapping]]] = ...) -> None: ...
 
 class Hello(_message.Message):
-    __slots__ = ("bot_name", "bot_version", "sdk_version", "match_ids", "omit_view_json", "want_acks")
+    __slots__ = ("bot_name", "bot_version", "sdk_version", "match_ids", "omit_view_json", "want_acks", "accept_batches")
     BOT_NAME_FIELD_NUMBER: _ClassVar[int]
     BOT_VERSION_FIELD_NUMBER: _ClassVar[int]
     SDK_VERSION_FIELD_NUMBER: _ClassVar[int]
     MATCH_IDS_FIELD_NUMBER: _ClassVar[int]
     OMIT_VIEW_JSON_FIELD_NUMBER: _ClassVar[int]
     WANT_ACKS_FIELD_NUMBER: _ClassVar[int]
+    ACCEPT_BATCHES_FIELD_NUMBER: _ClassVar[int]
     bot_name: str
     bot_version: str
     sdk_version: str
     match_ids: _containers.RepeatedScalarFieldContainer[str]
     omit_view_json: bool
     want_acks: bool
-    def __init__(self, bot_name: _Optional[str] = ..., bot_version: _Optional[str] = ..., sdk_version: _Optional[str] = ..., match_ids: _Optional[_Iterable[str]] = ..., omit_view_json: _Optional[bool] = ..., want_acks: _Optional[bool] = ...) -> None: ...
+    accept_batches: bool
+    def __init__(self, bot_name: _Optional[str] = ..., bot_version: _Optional[str] = ..., sdk_version: _Optional[str] = ..., match_ids: _Optional[_Iterable[str]] = ..., omit_view_json: _Optional[bool] = ..., want_acks: _Optional[bool] = ..., accept_batches: _Optional[bool] = ...) -> None: ...
 
 class Welcome(_message.Message):
-    __slots__ = ("session_id", "referee_version", "max_message_bytes")
+    __slots__ = ("session_id", "referee_version", "max_message_bytes", "batches")
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     REFEREE_VERSION_FIELD_NUMBER: _ClassVar[int]
     MAX_MESSAGE_BYTES_FIELD_NUMBER: _ClassVar[int]
+    BATCHES_FIELD_NUMBER: _ClassVar[int]
     session_id: str
     referee_version: str
     max_message_bytes: int
-    def __init__(self, session_id: _Optional[str] = ..., referee_version: _Optional[str] = ..., max_message_bytes: _Optional[int] = ...) -> None: ...
+    batches: bool
+    def __init__(self, session_id: _Optional[str] = ..., referee_version: _Optional[str] = ..., max_message_bytes: _Optional[int] = ..., batches: _Optional[bool] = ...) -> None: ...
 
 class MatchStarted(_message.Message):
     __slots__ = ("match_id", "game_id", "seat", "bot_names", "time_control", "seed_sha256", "rated")
