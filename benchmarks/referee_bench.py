@@ -15,10 +15,15 @@
    ``--bot-procs`` processes (each holds the two seats of every
    ``--bot-procs``-th match), so that the bots are not the limit; reports completed matches, timeouts
    (strikes), turn latency and each process's CPU time (user + sys), which shows what the limit is.
+   The bots ask for batched messages (Hello.accept_batches) and answer the turns of one message in one
+   ActionBatch, as the SDK does; ``--no-batches``: one gRPC message per turn and per action.
    Target: 3,000 matches with no timeout.
 
-    python benchmarks/referee_bench.py [--moves 3000] [--matches 1000] [--bot-procs 4]
-                                       [--skip-round-trip] [--skip-concurrent] [--compare TREE]
+    python benchmarks/referee_bench.py [--moves 3000] [--matches 1000] [--bot-procs 4] [--streams 1]
+                                       [--no-batches] [--skip-round-trip] [--skip-concurrent] [--compare TREE]
+
+gRPC runs with the arena's setting (referee/grpc_env.py) in every process here, the floor's included;
+``GRPC_EXPERIMENTS= python benchmarks/referee_bench.py ...`` measures all of them with gRPC's default.
 
 ``--compare TREE`` times a second referee, that of the source tree TREE (say a checkout of main, with
 this file copied into its benchmarks/), in the same turns: before/after figures side by side in one run.
