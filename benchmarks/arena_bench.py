@@ -2,12 +2,12 @@
 random bots, for 1 and 2 referee worker processes; the CPU each kind of process spent per ply; and the
 enqueue-to-start latency of a match on an idle arena.
 
-Run from the project root: ``.venv/bin/python benchmarks/arena_bench.py`` (``--matches 200``,
-``--workers 1 --workers 2``, ``--game shanghaien``, ``--round-trips 20000``). Each configuration gets a
-fresh local arena: its own ``redis-server`` (AOF on, as deployed), the gateway (in this process, on
-uvloop as ``arena serve`` runs it), the workers as processes, and two ``random`` reference bots as their
-own processes connected through their sessions; everything as in a deployment (but without rate limits),
-on one 2-core machine.
+Run from the project root: ``.venv/bin/python benchmarks/arena_bench.py`` (``--matches 200``, ``--workers 1
+--workers 2``, ``--game shanghaien``, ``--round-trips 20000``, ``--advertise-workers``). Each configuration
+gets a fresh local arena: its own ``redis-server`` (AOF on, as deployed), the gateway (in this process, on
+uvloop as ``arena serve`` runs it), the workers as processes, and two ``random`` reference bots as their own
+processes connected through their sessions; everything as in a deployment (but without rate limits), on one
+2-core machine.
 
 CPU is read from ``/proc/PID/stat`` (user + system) of every process before the batch is queued and
 after its last result is stored. The batch is queued and followed by a separate driver process that
@@ -21,12 +21,23 @@ round trips; CPU of both per round trip. The service's cost per ply (worker(s) +
 redis-server) is printed as a multiple of it (target: at most 2x). Linux only (``/proc``); absolute
 figures move with the machine's other load, ratios within one run much less.
 
-Figures on the development machine (2 cores, quiet), 200 Shanghaien matches, one worker, CPU-us per ply
-(worker / gateway / redis-server; service as a multiple of the bare round trip): 41670cf 203 / 616 / 18,
-2.13x; the callback-driven referee, run right after it: 149 / 460 / 14, 1.74x; more runs of it:
-160 / 488 / 14, 2.08x, 173 / 524 / 16, 1.98x and (600 matches) 2.05x; with two workers on the 2 cores
-243 / 625 / 21, 2.47x.
-The gateway's share is grpc's: it relays each move's two messages as bytes (four stream operations).
+Each process kind is its own processes' CPU only. Until 2026-11-23 the gateway's line was this
+process *with its descendants*, which are all the others (workers, redis-server, bots, the driver): every
+gateway figure and service ratio printed before then (2.13x at 41670cf, 1.74-2.47x after) counted the
+workers, Redis and the bots twice and the bots' CPU against the service, and is void.
+
+Figures on the development machine (2 cores, quiet), 300 Shanghaien matches, CPU-us per ply (worker /
+gateway / redis-server; service as a multiple of the bare round trip of the same run):
+
+- 41670cf (issue 16's last session started there), gRPC's default I/O engine, relay, one worker:
+  207 / 177 / 19, 1.02x (floor 397 CPU-us);
+- this tree, gRPC's default engine, relay: one worker 211 / 179 / 20, 0.94x; two workers 316 / 196 / 27,
+  1.24x (floor 434);
+- this tree, the arena's gRPC setting (referee/grpc_env.py), relay, one worker: 194 / 147 / 19, 1.36x
+  (floor 265: the floor gains more from the setting than the service);
+- the same with ``--advertise-workers`` (bots inside the network dial the worker; their messages are then
+  batched): 112 / 18 / 12, 0.54x, 2,265 matches/min against 1,111 through the relay.
+
 The driver process died twice in 8 runs of this day without printing its JSON, once seen as SIGSEGV
 (status -11), so in native code (grpc's or redis-py's); it now runs with ``PYTHONFAULTHANDLER`` so that a
 next time shows where.
@@ -61,10 +72,13 @@ _TICK = os.sysconf("SC_CLK_TCK")
 _PING = "/bench.PingPong/Stream"
 
 
-def cpu_s(pid: int) -> float:
-    """User + system CPU seconds of a live process and its live descendants (0.0 once it has gone)."""
+def cpu_s(pid: int, descendants: bool = False) -> float:
+    """User + system CPU seconds of a live process (0.0 once it has gone), with ``descendants`` also of
+    its live descendants. Never for this process: the gateway's, whose descendants are every other
+    process measured here (workers, Redis, bots, the driver; counting them there was the error of the
+    figures before 2026-11-23, which charged the gateway with all of them)."""
     total = 0.0
-    for p in [pid, *_descendants(pid)]:
+    for p in [pid, *(_descendants(pid) if descendants else [])]:
         try:
             fields = Path(f"/proc/{p}/stat").read_text().rpartition(")")[2].split()
         except OSError:
@@ -121,12 +135,12 @@ def drive(gateway: str, token: str, redis_url: str, game: str, matches: int) -> 
     print(json.dumps({"seconds": seconds, "cpu_s": cpu, "ids": sorted(ids)}))
 
 
-async def bench(workers: int, matches: int, game: str, latency_samples: int) -> dict[str, Any]:
+async def bench(workers: int, matches: int, game: str, latency_samples: int, direct: bool = False) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="arena-bench-") as tmp:
         # No rate limits: at the defaults (120 Play streams a minute per bot token, one per match) the
         # gateway refuses most of a burst's streams and the figures measure refusals and retries.
         limits = RateLimits(session_opens=0, match_requests=0)
-        async with LocalArena(Path(tmp), workers=workers, log_level="WARNING", limits=limits) as arena:
+        async with LocalArena(Path(tmp), workers=workers, log_level="WARNING", limits=limits, direct=direct) as arena:
             admin = ArenaClient(arena.gateway, arena.admin_token)
             bots = []
             for name in ("r1", "r2"):
@@ -149,14 +163,14 @@ async def bench(workers: int, matches: int, game: str, latency_samples: int) -> 
                 "redis-server": [redis_pid],
                 "bots": [b.pid for b in bots],
             }
-            before = {k: sum(cpu_s(p) for p in pids) for k, pids in kinds.items()}
+            before = {k: sum(cpu_s(p, k == "bots") for p in pids) for k, pids in kinds.items()}
             driver = await asyncio.create_subprocess_exec(
                 sys.executable, __file__, "--drive", arena.gateway, arena.redis_url, game, str(matches),
                 stdout=asyncio.subprocess.PIPE,
                 env={**os.environ, "ARENA_BENCH_TOKEN": arena.admin_token, "PYTHONFAULTHANDLER": "1"},
             )  # fmt: skip
             stdout, _ = await driver.communicate()
-            after = {k: sum(cpu_s(p) for p in pids) for k, pids in kinds.items()}
+            after = {k: sum(cpu_s(p, k == "bots") for p in pids) for k, pids in kinds.items()}
             try:
                 out = json.loads(stdout.decode())
             except json.JSONDecodeError:
@@ -270,6 +284,8 @@ def main() -> int:
     parser.add_argument("--game", default="shanghaien")
     parser.add_argument("--latency-samples", type=int, default=10)
     parser.add_argument("--round-trips", type=int, default=20_000, help="bare gRPC round trips (default 20,000)")
+    parser.add_argument("--advertise-workers", action="store_true", help="the gateway's --advertise-workers: bots dial"
+                        " the worker running their match (inside the network), not the gateway's relay")  # fmt: skip
     args = parser.parse_args()
     configure(json=False, level="WARNING")
     bare = bare_round_trip(args.round_trips)
@@ -278,7 +294,7 @@ def main() -> int:
         box: list[dict[str, Any]] = []
 
         async def one(w: int = w, box: list[dict[str, Any]] = box) -> None:
-            box.append(await bench(w, args.matches, args.game, args.latency_samples))
+            box.append(await bench(w, args.matches, args.game, args.latency_samples, args.advertise_workers))
 
         _uvloop_run(one())
         rows += box
@@ -286,7 +302,8 @@ def main() -> int:
     print(f"\nbare gRPC round trip (ping-pong, 2 processes, {args.round_trips:,} round trips): client "
           f"{bare['client_us']:.0f} + server {bare['server_us']:.0f} = {bare_us:.0f} CPU-us, "
           f"wall {bare['wall_us']:.0f} us")  # fmt: skip
-    print(f"\n{args.game}, random bots (2 bot processes), enqueue -> stored result")
+    path = "straight to the workers (--advertise-workers)" if args.advertise_workers else "through the gateway's relay"
+    print(f"\n{args.game}, random bots (2 bot processes, {path}), enqueue -> stored result")
     print(f"{'workers':>7} {'matches':>7} {'done':>5} {'seconds':>8} {'matches/min':>12} {'plies/s':>8} "
           f"{'start ms (median)':>18} {'start ms (max)':>15}")  # fmt: skip
     for r in rows:

@@ -75,6 +75,12 @@ async def play_one(target: str, token: str, match_id: str, rng: random.Random) -
     return times[1:]  # the first answer also waited for the match to settle
 
 
+def cpu_s(pid: int) -> float:
+    """User + system CPU seconds of process ``pid`` (Linux ``/proc``)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def wait_port(port: int, timeout: float = 30.0) -> None:
     import socket
 
@@ -114,6 +120,9 @@ def main() -> None:
                 except ArenaError:
                     time.sleep(0.1)
             paths: dict[str, list[float]] = {"direct": [], "relay": []}
+            cpu = {"direct": [0.0, 0.0], "relay": [0.0, 0.0]}  # worker, gateway: while the bot plays on each path
+            moves = {"direct": 0, "relay": 0}
+            worker_pid, gateway_pid = procs[0].pid, procs[1].pid
             matches = 0
             while min(len(v) for v in paths.values()) < args.moves:
                 for path in ("relay", "direct"):
@@ -121,7 +130,12 @@ def main() -> None:
                     while not (record := admin.describe(match_id)).referee_address:
                         time.sleep(0.01)
                     target = gateway if path == "relay" else record.referee_address
-                    paths[path] += asyncio.run(play_one(target, token, match_id, rng))
+                    w0, g0 = cpu_s(worker_pid), cpu_s(gateway_pid)
+                    times = asyncio.run(play_one(target, token, match_id, rng))
+                    cpu[path][0] += cpu_s(worker_pid) - w0
+                    cpu[path][1] += cpu_s(gateway_pid) - g0
+                    moves[path] += len(times) + 2  # the first and the last answer are not timed
+                    paths[path] += times
                     matches += 1
                 print(f"  {matches} matches, {len(paths['relay'])} relayed and {len(paths['direct'])} direct moves",
                       file=sys.stderr)  # fmt: skip
@@ -137,6 +151,10 @@ def main() -> None:
     print(f"  straight to the worker     median {d_med:7.0f} us   p99 {d_p99:7.0f} us   ({len(paths['direct'])} moves)")
     print(f"  through the gateway relay  median {r_med:7.0f} us   p99 {r_p99:7.0f} us   ({len(paths['relay'])} moves)")
     print(f"  ratio (median)             {r_med / d_med:.2f}x   target <= 1.3x")
+    print(f"CPU per move while the bot played (the match's Hello and Welcome included), {os.cpu_count()} cores:")
+    for path in ("direct", "relay"):
+        w, g = (c / max(moves[path], 1) * 1e6 for c in cpu[path])
+        print(f"  {path:<8} worker {w:5.0f} us   gateway {g:5.0f} us   ({moves[path]} moves)")
 
 
 if __name__ == "__main__":

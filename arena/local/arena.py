@@ -91,6 +91,7 @@ class LocalArena:
         archive: Any = None,
         retention_s: float | None = None,
         metrics_port: int = 0,
+        direct: bool = False,
     ) -> None:
         self.data_dir = data_dir
         self.n_workers = workers
@@ -106,6 +107,7 @@ class LocalArena:
         self.limits = limits
         self.archive = archive  # TranscriptArchive: where the gateway reads (and moves) old transcripts
         self.retention_s = retention_s
+        self.direct = direct  # sessions name the worker and bots dial it themselves (gateway --advertise-workers)
         self.metrics_port = metrics_port  # the gateway's (served by the caller); worker i gets metrics_port + 1 + i
         self.redis: RedisProcess | None = None
         self.workers: list[WorkerProcess] = []
@@ -137,7 +139,7 @@ class LocalArena:
         self._server, port, self._servicer = await start_gateway(
             self.redis_url, self.gateway_address, self.gateway_extra, tls=self.tls,
             worker_tls=ClientTls(self.tls_ca) if self.tls is not None else None, limiter=self.limiter,
-            limits=self.limits, archive=self.archive, retention_s=self.retention_s,
+            limits=self.limits, archive=self.archive, retention_s=self.retention_s, direct=self.direct,
         )  # fmt: skip
         self.gateway = f"{self.gateway_address.rpartition(':')[0]}:{port}"
         for _ in range(self.n_workers):
