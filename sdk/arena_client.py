@@ -1,4 +1,5 @@
-"""Running a bot on the arena service: one session with the gateway, and a ``Play`` stream per match.
+"""Running a bot on the arena service: one session with the gateway, and a ``Play`` stream per match (all
+of them on one connection to the gateway).
 
 The gateway's session tells the bot of every match it is seated in (``MatchAssigned``); the bot plays
 each over ``BotService.Play`` on the same gateway, naming the match in its Hello
@@ -56,6 +57,7 @@ class ArenaBotRunner:
         self._where: dict[str, str] = {}  # match id -> referee address, for matches not yet ended
         self._ended: set[str] = set()
         self._clients: dict[str, tuple[BotClient, asyncio.Task[list[MatchOutcome]]]] = {}
+        self._gateway_channel: grpc.aio.Channel | None = None  # every match's Play stream through the gateway
         self._stop = asyncio.Event()
 
     def stop(self) -> None:
@@ -91,6 +93,9 @@ class ArenaBotRunner:
                 client.stop()
                 task.cancel()
             await asyncio.gather(*(t for _, t in self._clients.values()), return_exceptions=True)
+            if self._gateway_channel is not None:
+                await self._gateway_channel.close()
+                self._gateway_channel = None
         return self.outcomes
 
     async def _session(self) -> None:
@@ -123,9 +128,11 @@ class ArenaBotRunner:
                 return  # told again (a worker took the match over): the gateway re-attaches the stream
             self.log.info("match assigned", match_id=a.match_id, seat=a.seat)
             self._where[a.match_id] = key
+            if self._gateway_channel is None:  # one connection (and TLS handshake) for all of them, not one each
+                self._gateway_channel = aio_channel(self.gateway, self.tls)
             client = BotClient(
                 self.bot, self.gateway, self.token, match_ids=(a.match_id,), max_matches=1, on_outcome=self._outcome,
-                tls=self.tls,
+                tls=self.tls, channel=self._gateway_channel,
             )  # fmt: skip
             self._start(key, client)
             return

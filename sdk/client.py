@@ -7,6 +7,7 @@ engine state, replaying the history the referee sends, so a bot sees typed views
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib
 import importlib.util
 import inspect
@@ -119,10 +120,12 @@ class BotClient:
         on_outcome: Callable[[MatchOutcome], None] | None = None,
         on_error: Callable[[BaseException], None] | None = None,
         tls: ClientTls | None = None,
+        channel: grpc.aio.Channel | None = None,
     ) -> None:
         self.bot = check_bot(bot)
         self.target = target
         self.tls = tls
+        self.channel = channel  # a caller's channel to ``target``, shared and left open; else one per session
         self.token = token
         self.match_ids = match_ids
         self.max_matches = max_matches
@@ -207,7 +210,10 @@ class BotClient:
                     actions.append(nxt.action)
                 yield batch if len(actions) > 1 else item
 
-        async with aio_channel(self.target, self.tls) as channel:
+        async with contextlib.AsyncExitStack() as stack:
+            channel = self.channel
+            if channel is None:
+                channel = await stack.enter_async_context(aio_channel(self.target, self.tls))
             stub = bot_pb2_grpc.BotServiceStub(channel)  # type: ignore[no-untyped-call]
             call = stub.Play(requests(), metadata=bearer_metadata(self.token))
             try:

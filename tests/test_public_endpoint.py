@@ -108,6 +108,40 @@ def test_a_match_over_tls_through_the_one_address_survives_a_killed_worker(
     asyncio.run(main())
 
 
+def test_a_bot_plays_all_its_matches_over_one_tls_connection_to_the_gateway(
+    redis_url: str, tmp_path: Path, pki: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The SDK's runner opens its session's connection and one more for every match's Play stream: two
+    TLS handshakes for any number of matches, not one more each (it was one per match). Closed at the end."""
+    opened: list[str] = []
+
+    def counting(address: str, tls: ClientTls | None, *args: Any) -> grpc.aio.Channel:
+        opened.append(address)
+        return aio_channel(address, tls, *args)
+
+    monkeypatch.setattr("sdk.arena_client.aio_channel", counting)
+
+    async def main() -> None:
+        async with tls_arena(pki, tmp_path, redis_url, workers=1) as arena:
+            trust = ClientTls(pki["ca"])
+            admin = ArenaClient(arena.gateway, arena.admin_token, tls=trust)
+            tokens = await register(admin, "alpha", "beta")
+            runners = [ArenaBotRunner(SlowRandom(0, i), arena.gateway, tokens[n], tls=trust, max_matches=3)
+                       for i, n in enumerate(("alpha", "beta"))]  # fmt: skip
+            tasks = [asyncio.create_task(r.run()) for r in runners]
+            ids = [(await call(admin.request_match, "shanghaien", ["alpha", "beta"], time_control=QUICK_JOIN))[0]
+                   for _ in range(3)]  # fmt: skip
+            done = await finished(admin, ids, 120)
+            assert all(m.result.end_reason == 1 for m in done.values())
+            outcomes = await asyncio.wait_for(asyncio.gather(*tasks), 30)  # max_matches: they return
+            assert [sorted(o.match_id for o in out) for out in outcomes] == [sorted(ids)] * 2
+            assert opened == [arena.gateway] * 4  # two runners, two connections each
+            assert all(r._gateway_channel is None for r in runners)  # closed when the runner returned
+            admin.close()
+
+    asyncio.run(main())
+
+
 def test_untrusted_or_plaintext_clients_get_nothing_from_a_tls_gateway(
     redis_url: str, tmp_path: Path, pki: dict[str, Path]
 ) -> None:
