@@ -44,6 +44,7 @@ BATCH_BYTES = MAX_MESSAGE_BYTES // 2
 """A ResponseBatch stops growing at this size, so that any client's default receive limit takes it."""
 _HEX_DIGITS = frozenset("0123456789abcdef")
 REFEREE_VERSION = SDK_VERSION
+SHUTTING_DOWN = "the referee is shutting down; reconnect (an arena resumes the match on another worker)"
 
 
 @dataclass(eq=False)
@@ -64,6 +65,7 @@ class Session:
     identity: str | None = None  # the bot's registered name, when an authorizer vouched for the token
     revoked: str = ""  # why the referee ended the session (its token stopped being valid)
     refused: str = ""  # why the referee refused the session's Hello (INVALID_ARGUMENT)
+    closing: str = ""  # why the referee ended the session as it shut down (UNAVAILABLE: reconnect elsewhere)
 
     def wants(self, match_id: str) -> bool:
         return not self.match_filter or match_id in self.match_filter
@@ -364,10 +366,20 @@ class Referee:
         reason = f"an ActionBatch holds at most {MAX_BATCH} actions" if session.batches else NO_BATCHES
         return [_refusal(a, RefusalCode.MALFORMED, reason) for a in actions]
 
-    async def shutdown(self) -> None:
+    async def shutdown(self, drain_s: float = 1.0) -> None:
+        """Stop every match, then end every bot's stream with UNAVAILABLE and a reason, and wait up to
+        ``drain_s`` for them to go: a stream still open when the process exits is cancelled under gRPC,
+        which logs an error with a traceback for each (hundreds on a busy worker's every restart)."""
         for task in self.tasks.values():
             task.cancel()
         await asyncio.gather(*self.tasks.values(), return_exceptions=True)
+        for sessions in self.sessions.values():
+            for session in sessions:
+                session.closing = SHUTTING_DOWN
+                session.queue.put_nowait(None)
+        deadline = asyncio.get_running_loop().time() + drain_s
+        while any(self.sessions.values()) and asyncio.get_running_loop().time() < deadline:
+            await asyncio.sleep(0.01)
 
 
 class BotServicer(bot_pb2_grpc.BotServiceServicer):
@@ -401,6 +413,8 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):
                         await abort(context, grpc.StatusCode.UNAUTHENTICATED, session.revoked)
                     if session.refused:
                         await abort(context, grpc.StatusCode.INVALID_ARGUMENT, session.refused)
+                    if session.closing:
+                        await abort(context, grpc.StatusCode.UNAVAILABLE, session.closing)
                     return
                 self._handed_off(message)
                 if not session.batches or queue.empty():

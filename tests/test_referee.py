@@ -623,3 +623,54 @@ def test_a_seat_token_hash_must_be_the_lowercase_hex_digest() -> None:
         with pytest.raises(ValueError, match="seat 0: token_sha256 must be the lowercase hex SHA-256") as info:
             spec_from_proto(spec_with(bad))
         assert bad not in str(info.value)
+
+
+SHUTDOWN_SCRIPT = """
+import asyncio, sys
+import grpc
+from referee.server import Referee, start_server
+from referee.wire import bot_pb2, bot_pb2_grpc
+from referee.wire.values import token_sha256
+
+async def main():
+    referee = Referee()
+    referee.allow_token(token_sha256("tok"), "b")
+    server, port = await start_server(referee)
+    channel = grpc.aio.insecure_channel(f"127.0.0.1:{port}")
+    calls = []
+    for _ in range(20):
+        hello = bot_pb2.PlayRequest(hello=bot_pb2.Hello(bot_name="b", bot_version="1"))
+        queue = asyncio.Queue()
+        queue.put_nowait(hello)
+        async def feed(queue=queue):
+            while (item := await queue.get()) is not None:
+                yield item
+        call = bot_pb2_grpc.BotServiceStub(channel).Play(feed(), metadata=(("authorization", "Bearer tok"),))
+        calls.append(call)
+    for call in calls:
+        await call.read()  # the Welcome
+    await referee.shutdown()
+    await server.stop(1.0)
+    for call in calls:
+        print(await call.code(), await call.details())
+
+asyncio.run(main())  # the process ends right after the server stopped, as a worker's does
+"""
+
+
+def test_a_referee_shutting_down_ends_every_stream_with_unavailable_and_logs_no_tracebacks() -> None:
+    """Streams still open when the process exits are cancelled under gRPC, which logs an error and a
+    traceback for each; the referee ends them first, with a reason a bot can act on."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from referee.server import SHUTTING_DOWN
+
+    root = Path(__file__).resolve().parent.parent
+    done = subprocess.run([sys.executable, "-c", SHUTDOWN_SCRIPT], cwd=root, capture_output=True, text=True,
+                          timeout=60, check=False)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    codes = [line for line in done.stdout.splitlines() if line.startswith("StatusCode.")]
+    assert codes == [f"StatusCode.UNAVAILABLE {SHUTTING_DOWN}"] * 20
+    assert "Traceback" not in done.stderr and "Exception not handled" not in done.stderr, done.stderr[-2000:]
