@@ -145,10 +145,7 @@ def serve_referee(
         strikes = sum(s.strikes for r in results for s in r.seats)
         completed = sum(1 for r in results if r.end_reason.value == "completed")
         port_queue.put(RefereeFigures(completed, strikes, sum(r.plies for r in results), cpu_seconds(), lag))
-        for sessions in referee.sessions.values():  # end the bots' streams (status OK) before the server goes
-            for session in list(sessions):
-                session.queue.put_nowait(None)
-        await asyncio.sleep(0.5)
+        await referee.shutdown()  # ends the bots' streams (UNAVAILABLE) before the server goes
         await server.stop(1)
 
     asyncio.run(main())
