@@ -24,6 +24,7 @@ from referee.wire.contract import (
     MAX_BATCH,
     MAX_MESSAGE_BYTES,
     NO_BATCHES,
+    TOO_LONG,
     abort,
     bearer,
     control_from_proto,
@@ -64,7 +65,7 @@ class Session:
     batches: bool = False  # the bot reads ResponseBatch and may send ActionBatch
     identity: str | None = None  # the bot's registered name, when an authorizer vouched for the token
     revoked: str = ""  # why the referee ended the session (its token stopped being valid)
-    refused: str = ""  # why the referee refused the session's Hello (INVALID_ARGUMENT)
+    refused: str = ""  # why the referee ended the stream with INVALID_ARGUMENT (its Hello; a batch too long)
     closing: str = ""  # why the referee ended the session as it shut down (UNAVAILABLE: reconnect elsewhere)
 
     def wants(self, match_id: str) -> bool:
@@ -359,12 +360,12 @@ class Referee:
         return None
 
     def submit_batch(self, session: Session, actions: Sequence[bot_pb2.SubmitAction]) -> list[bot_pb2.PlayResponse]:
-        """An ActionBatch: each action taken in order as if it had come alone; the refusals to send back.
-        Refused whole, action by action, on a stream whose Welcome did not offer batches or when too long."""
-        if not session.hello or (session.batches and len(actions) <= MAX_BATCH):  # no Hello: each says so
+        """An ActionBatch of at most MAX_BATCH actions (a longer one ends the stream: ``BotServicer``):
+        each taken in order as if it had come alone; the refusals to send back. Refused action by action
+        on a stream whose Welcome did not offer batches."""
+        if not session.hello or session.batches:  # no Hello: each action is refused as such
             return [reply for a in actions if (reply := self.submit(session, a)) is not None]
-        reason = f"an ActionBatch holds at most {MAX_BATCH} actions" if session.batches else NO_BATCHES
-        return [_refusal(a, RefusalCode.MALFORMED, reason) for a in actions]
+        return [_refusal(a, RefusalCode.MALFORMED, NO_BATCHES) for a in actions]
 
     async def shutdown(self, drain_s: float = 1.0) -> None:
         """Stop every match, then end every bot's stream with UNAVAILABLE and a reason, and wait up to
@@ -461,6 +462,9 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):
                     if reply is not None:
                         session.send(reply)
                 elif kind == "actions":
+                    if len(request.actions.actions) > MAX_BATCH:  # one refusal each would multiply the input
+                        session.refused = TOO_LONG
+                        return
                     for reply in self.referee.submit_batch(session, request.actions.actions):
                         session.send(reply)
                 elif kind == "ping":

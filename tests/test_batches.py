@@ -12,12 +12,12 @@ from typing import Any
 
 import pytest
 
-from arena.service.relay import _route, _upstream_hello
+from arena.service.relay import _RefusedError, _route, _upstream_hello
 from referee.games import TimeControl
 from referee.server import Referee, start_server
 from referee.spec import MatchSpec, SeatSpec
 from referee.wire import bot_pb2, bot_pb2_grpc
-from referee.wire.contract import MAX_BATCH, NO_BATCHES
+from referee.wire.contract import MAX_BATCH, NO_BATCHES, TOO_LONG
 from referee.wire.values import EndReason, token_sha256
 from sdk.bot import Bot, Turn
 from sdk.client import BotClient
@@ -211,11 +211,45 @@ def test_an_action_batch_on_a_stream_that_did_not_ask_is_refused_action_by_actio
     assert answered == sent < alone  # the turn stayed open; the same action sent alone played it
 
 
-def test_an_action_batch_over_the_limit_is_refused_action_by_action() -> None:
-    refused, (sent, answered, alone) = refusals_for(batches=True, actions=MAX_BATCH + 1)
-    too_long = ("REFUSAL_CODE_MALFORMED", f"an ActionBatch holds at most {MAX_BATCH} actions")
-    assert refused == [too_long] * (MAX_BATCH + 1)
-    assert answered == sent < alone
+@pytest.mark.parametrize("batches", [True, False])
+def test_an_action_batch_over_the_limit_ends_the_stream_without_an_answer_for_each(batches: bool) -> None:
+    """65 actions in one message: INVALID_ARGUMENT with the reason, not 65 refusals (a small message must
+    not ask for thousands of answers); nothing of it reaches the match."""
+
+    async def test(referee: Referee, target: str) -> None:
+        (match_id,) = start(referee, 1, "long")
+        match = referee.matches[match_id]
+        south = asyncio.create_task(BotClient(FirstBot(), target, TOKENS[1]).run())
+        out: asyncio.Queue[bot_pb2.PlayRequest | None] = asyncio.Queue()
+        hello = bot_pb2.Hello(bot_name="raw", bot_version="1", accept_batches=batches)
+        out.put_nowait(bot_pb2.PlayRequest(hello=hello))
+
+        async def feed() -> Any:
+            while (item := await out.get()) is not None:
+                yield item
+
+        kinds: list[str] = []
+        async with grpc.aio.insecure_channel(target) as channel:
+            call = bot_pb2_grpc.BotServiceStub(channel).Play(  # type: ignore[no-untyped-call]
+                feed(), metadata=(("authorization", f"Bearer {TOKENS[0]}"),)
+            )
+            ply = None
+            with pytest.raises(grpc.aio.AioRpcError) as info:
+                async for message in call:
+                    for m in message.batch.messages if message.HasField("batch") else [message]:
+                        kinds.append(m.WhichOneof("message"))
+                        if m.HasField("turn") and ply is None:
+                            ply = match.ply
+                            a = bot_pb2.SubmitAction(match_id=match_id, seat=0, turn_id=m.turn.turn_id,
+                                                     action=choose(m.turn))  # fmt: skip
+                            out.put_nowait(bot_pb2.PlayRequest(actions=bot_pb2.ActionBatch(actions=[a] * 65)))
+            out.put_nowait(None)
+        south.cancel()
+        assert (info.value.code(), info.value.details()) == (grpc.StatusCode.INVALID_ARGUMENT, TOO_LONG)
+        assert "refused" not in kinds
+        assert match.ply == ply  # the turn is still open, for the bot's next stream
+
+    run(test)
 
 
 def test_each_action_of_a_batch_is_taken_or_refused_alone() -> None:
@@ -258,6 +292,10 @@ def test_the_gateway_neither_asks_its_workers_for_batches_nor_takes_action_batch
     assert [(r.match_id, r.turn_id, r.code, r.reason) for r in refusals] == [
         (m, 7, bot_pb2.REFUSAL_CODE_MALFORMED, NO_BATCHES) for m in ("m1", "m2")
     ]
+    too_long = bot_pb2.PlayRequest(actions=bot_pb2.ActionBatch(actions=actions * 33)).SerializeToString()
+    with pytest.raises(_RefusedError) as info:  # the stream ends (INVALID_ARGUMENT), as on a worker
+        _route(too_long, {"m1": object(), "m2": object()})  # type: ignore[dict-item]
+    assert (info.value.code, info.value.details) == (grpc.StatusCode.INVALID_ARGUMENT, TOO_LONG)
 
 
 @pytest.mark.parametrize("n", [1, 3])

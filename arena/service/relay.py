@@ -33,7 +33,7 @@ from arena import keys, metrics
 from arena.service.cancel import cancel_and_wait
 from arena.service.registry import Registry
 from referee.wire import bot_pb2
-from referee.wire.contract import MAX_MESSAGE_BYTES, NO_BATCHES, abort, bearer
+from referee.wire.contract import MAX_BATCH, MAX_MESSAGE_BYTES, NO_BATCHES, TOO_LONG, abort, bearer
 from referee.wire.tls import ClientTls, aio_channel
 from referee.wire.values import MatchStatus, bot_text_error
 
@@ -354,7 +354,8 @@ def _is_welcome(message: bytes) -> bool:
 
 
 def _route(message: bytes, links: dict[str, _Link]) -> tuple[_Link | None, list[bytes]]:
-    """Which match's worker a bot's message goes to, or the gateway's own replies to it."""
+    """Which match's worker a bot's message goes to, or the gateway's own replies to it.
+    ``_RefusedError`` for a message that ends the stream (an ActionBatch over the limit)."""
     try:
         request = bot_pb2.PlayRequest.FromString(message)
     except DecodeError:
@@ -372,6 +373,8 @@ def _route(message: bytes, links: dict[str, _Link]) -> tuple[_Link | None, list[
         )  # fmt: skip
         return None, [bot_pb2.PlayResponse(refused=refusal).SerializeToString()]
     if kind == "actions":  # the gateway's Welcome offers no batches: refused as a worker refuses them
+        if len(request.actions.actions) > MAX_BATCH:
+            raise _RefusedError(grpc.StatusCode.INVALID_ARGUMENT, TOO_LONG)
         return None, [
             bot_pb2.PlayResponse(
                 refused=bot_pb2.ActionRefused(

@@ -32,6 +32,7 @@ MAX_MESSAGE_BYTES: Final = 256 * 1024
 MAX_BATCH: Final = 64
 """Most messages in one ResponseBatch or ActionBatch."""
 NO_BATCHES: Final = "this stream takes no ActionBatch (its Welcome did not say batches): send actions one by one"
+TOO_LONG: Final = f"an ActionBatch holds at most {MAX_BATCH} actions"
 
 SERVER_OPTIONS: Final = [
     ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
