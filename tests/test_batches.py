@@ -6,39 +6,25 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import secrets
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import grpc
 import pytest
 
 from arena.service.relay import _RefusedError, _route, _upstream_hello
 from referee.games import TimeControl
-from referee.server import Referee, start_server
+from referee.server import Referee
 from referee.spec import MatchSpec, SeatSpec
 from referee.wire import bot_pb2, bot_pb2_grpc
 from referee.wire.contract import MAX_BATCH, NO_BATCHES, TOO_LONG
 from referee.wire.values import EndReason, token_sha256
 from sdk.bot import Bot, Turn
 from sdk.client import BotClient
-
-import grpc  # isort: skip
+from tests.test_referee import raw_session, run
 
 SLOW = TimeControl(first_move_ms=20_000, move_ms=20_000, bank_ms=0, join_timeout_ms=20_000)
 TOKENS = ("tok-north", "tok-south")
-
-
-def run(test: Callable[[Referee, str], Awaitable[None]]) -> None:
-    async def main() -> None:
-        referee = Referee()
-        server, port = await start_server(referee)
-        try:
-            await asyncio.wait_for(test(referee, f"127.0.0.1:{port}"), 120)
-        finally:
-            await referee.shutdown()
-            await server.stop(None)
-
-    asyncio.run(main())
 
 
 def start(referee: Referee, n: int, tag: str) -> list[str]:
@@ -49,6 +35,13 @@ def start(referee: Referee, n: int, tag: str) -> list[str]:
         spec = MatchSpec(f"{tag}-{i}", "shanghaien", seats, seed=f"batches:{i}", time_control=SLOW)
         ids.append(referee.start_match(spec).match_id)
     return ids
+
+
+def open_raw(channel: grpc.aio.Channel, token: str, batches: bool) -> tuple[Any, asyncio.Queue[Any]]:
+    """A Play stream driven by hand (``raw_session``) whose Hello, asking for batches or not, is sent."""
+    call, out = raw_session(bot_pb2_grpc.BotServiceStub(channel), token)  # type: ignore[no-untyped-call]
+    out.put_nowait(bot_pb2.PlayRequest(hello=bot_pb2.Hello(bot_name="raw", bot_version="1", accept_batches=batches)))
+    return call, out
 
 
 def choose(turn: bot_pb2.Turn) -> str:
@@ -74,17 +67,8 @@ async def raw_bot(target: str, token: str, matches: int, batches: bool) -> Seen:
     """Answers every turn with ``choose``; with ``batches``, the answers to one received message leave
     together in one ActionBatch. Until every match has ended."""
     seen = Seen()
-    out: asyncio.Queue[bot_pb2.PlayRequest | None] = asyncio.Queue()
-    out.put_nowait(bot_pb2.PlayRequest(hello=bot_pb2.Hello(bot_name="raw", bot_version="1", accept_batches=batches)))
-
-    async def feed() -> Any:
-        while (item := await out.get()) is not None:
-            yield item
-
     async with grpc.aio.insecure_channel(target) as channel:
-        call = bot_pb2_grpc.BotServiceStub(channel).Play(  # type: ignore[no-untyped-call]
-            feed(), metadata=(("authorization", f"Bearer {token}"),)
-        )
+        call, out = open_raw(channel, token, batches)
         async for message in call:
             seen.messages += 1
             inner = list(message.batch.messages) if message.HasField("batch") else [message]
@@ -162,19 +146,10 @@ def refusals_for(batches: bool, actions: int) -> tuple[list[tuple[str, str]], An
         (match_id,) = start(referee, 1, "r")
         match = referee.matches[match_id]
         south = asyncio.create_task(BotClient(FirstBot(), target, TOKENS[1]).run())  # a match starts with all seats
-        out: asyncio.Queue[bot_pb2.PlayRequest | None] = asyncio.Queue()
-        hello = bot_pb2.Hello(bot_name="raw", bot_version="1", accept_batches=batches)
-        out.put_nowait(bot_pb2.PlayRequest(hello=hello))
-
-        async def feed() -> Any:
-            while (item := await out.get()) is not None:
-                yield item
 
         refused: list[tuple[str, str]] = []
         async with grpc.aio.insecure_channel(target) as channel:
-            call = bot_pb2_grpc.BotServiceStub(channel).Play(  # type: ignore[no-untyped-call]
-                feed(), metadata=(("authorization", f"Bearer {TOKENS[0]}"),)
-            )
+            call, out = open_raw(channel, TOKENS[0], batches)
             turn: bot_pb2.Turn | None = None
             async for message in call:
                 for m in message.batch.messages if message.HasField("batch") else [message]:
@@ -220,19 +195,10 @@ def test_an_action_batch_over_the_limit_ends_the_stream_without_an_answer_for_ea
         (match_id,) = start(referee, 1, "long")
         match = referee.matches[match_id]
         south = asyncio.create_task(BotClient(FirstBot(), target, TOKENS[1]).run())
-        out: asyncio.Queue[bot_pb2.PlayRequest | None] = asyncio.Queue()
-        hello = bot_pb2.Hello(bot_name="raw", bot_version="1", accept_batches=batches)
-        out.put_nowait(bot_pb2.PlayRequest(hello=hello))
-
-        async def feed() -> Any:
-            while (item := await out.get()) is not None:
-                yield item
 
         kinds: list[str] = []
         async with grpc.aio.insecure_channel(target) as channel:
-            call = bot_pb2_grpc.BotServiceStub(channel).Play(  # type: ignore[no-untyped-call]
-                feed(), metadata=(("authorization", f"Bearer {TOKENS[0]}"),)
-            )
+            call, out = open_raw(channel, TOKENS[0], batches)
             ply = None
             with pytest.raises(grpc.aio.AioRpcError) as info:
                 async for message in call:
@@ -304,19 +270,10 @@ def test_a_session_that_ends_right_behind_a_batch_still_gets_the_batch(n: int) -
 
     async def test(referee: Referee, target: str) -> None:
         start(referee, n, f"end{n}-{secrets.token_hex(2)}")
-        out: asyncio.Queue[bot_pb2.PlayRequest | None] = asyncio.Queue()
-        out.put_nowait(bot_pb2.PlayRequest(hello=bot_pb2.Hello(bot_name="raw", bot_version="1", accept_batches=True)))
-
-        async def feed() -> Any:
-            while (item := await out.get()) is not None:
-                yield item
-
         kinds: list[str] = []
         south = asyncio.create_task(BotClient(FirstBot(), target, TOKENS[1]).run())  # a match starts with all seats
         async with grpc.aio.insecure_channel(target) as channel:
-            call = bot_pb2_grpc.BotServiceStub(channel).Play(  # type: ignore[no-untyped-call]
-                feed(), metadata=(("authorization", f"Bearer {TOKENS[0]}"),)
-            )
+            call, out = open_raw(channel, TOKENS[0], batches=True)
             mine = referee.sessions.setdefault(token_sha256(TOKENS[0]), set())
             while not any(s.hello for s in mine) or not all(m.seats[1].joined for m in referee.matches.values()):
                 await asyncio.sleep(0.01)
