@@ -32,6 +32,8 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from referee_bench import cpu_seconds  # noqa: E402  (this directory's)
+
 from arena.local.arena import arena_command  # noqa: E402
 from arena.local.redisproc import RedisProcess, free_port  # noqa: E402
 from arena.service.client import ArenaClient, ArenaError  # noqa: E402
@@ -73,12 +75,6 @@ async def play_one(target: str, token: str, match_id: str, rng: random.Random) -
         out.put_nowait(None)
         call.cancel()
     return times[1:]  # the first answer also waited for the match to settle
-
-
-def cpu_s(pid: int) -> float:
-    """User + system CPU seconds of process ``pid`` (Linux ``/proc``)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def wait_port(port: int, timeout: float = 30.0) -> None:
@@ -130,10 +126,10 @@ def main() -> None:
                     while not (record := admin.describe(match_id)).referee_address:
                         time.sleep(0.01)
                     target = gateway if path == "relay" else record.referee_address
-                    w0, g0 = cpu_s(worker_pid), cpu_s(gateway_pid)
+                    w0, g0 = cpu_seconds(worker_pid), cpu_seconds(gateway_pid)
                     times = asyncio.run(play_one(target, token, match_id, rng))
-                    cpu[path][0] += cpu_s(worker_pid) - w0
-                    cpu[path][1] += cpu_s(gateway_pid) - g0
+                    cpu[path][0] += cpu_seconds(worker_pid) - w0
+                    cpu[path][1] += cpu_seconds(gateway_pid) - g0
                     moves[path] += len(times) + 2  # the first and the last answer are not timed
                     paths[path] += times
                     matches += 1
