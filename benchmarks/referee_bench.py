@@ -54,6 +54,7 @@ from referee.logs import configure
 from referee.server import Referee, start_server
 from referee.spec import MatchSpec, SeatSpec
 from referee.wire import bot_pb2, bot_pb2_grpc
+from referee.wire.contract import MAX_BATCH
 from referee.wire.values import token_sha256
 
 TOKEN = "bench-token"
@@ -226,7 +227,7 @@ async def raw_bots(
                     continue
                 batch = bot_pb2.PlayRequest()  # answers waiting together leave in one message, as the SDK does
                 batch.actions.actions.append(item.action)
-                while not out.empty() and len(batch.actions.actions) < 64:
+                while not out.empty() and len(batch.actions.actions) < MAX_BATCH:
                     nxt = out.get_nowait()
                     if nxt is None:
                         yield batch
