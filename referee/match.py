@@ -1,9 +1,9 @@
 """Running one match: turns, deadlines, refusals, strikes, fallback, forfeits and the transcript.
 
 The runner knows nothing of gRPC: it talks to each seat through a ``SeatChannel`` that the server
-implements, and records every event as a transcript line. A match advances in plain callbacks where a
-decision is taken: a bot's action is played inside ``submit`` (called by the session's reader) and the
-next Turn sent from a callback on the loop's next pass; deadlines and forfeits the same way. The match's
+implements, and records every event as a transcript line. A match advances synchronously where a
+decision is taken: inside ``submit`` (called by the session's reader) a bot's action is played and the
+match goes on to the next decision; deadlines and forfeits the same way, in plain callbacks. The match's
 task only waits for the end (no future and task wake-up per move). Time the referee itself lost is not
 the bot's (``turn_handed_off``, ``DEADLINE_PASSES``).
 """
@@ -224,13 +224,13 @@ class Match:
     ) -> tuple[Any, int]:
         """A bot's action. Returns (action, think_ms) when taken; raises RefusalError otherwise.
 
-        A taken action is played at once, here; the match goes on to its next decision (the next Turn
-        sent, its deadline armed) in a plain callback on the loop's next pass, not in the match's
-        task. ``taken(action, think_ms)`` is called first (the server queues its acknowledgement there).
+        A taken action is played at once, here, and the match goes on to its next decision (chance plies,
+        the next Turn sent, its deadline armed) before this returns. ``taken(action, think_ms)`` is called
+        first (the server queues its acknowledgement there, ahead of the next Turn).
 
-        Why a pass later and not right here: with many matches, the answers read in one pass then send
-        their Turns together, which gRPC writes in fewer, larger writes. Going on right here (tried)
-        cost 10-20 % more referee CPU per move at 500-1,000 concurrent matches, and the bots' too."""
+        The server's side of "at once": the reader that called this writes what the match sent to its own
+        stream itself, and wakes other streams' writers on the loop's next pass (``Session.send``), so
+        that the Turns of all the answers read in one pass still leave together, in fewer gRPC writes."""
         p = self.pending
         if self.result is not None:
             raise RefusalError(RefusalCode.STALE_TURN, "the match is over")
@@ -254,7 +254,7 @@ class Match:
         except Exception as e:  # an engine error fails the match (its task), not the bot's stream
             self._fail(e)
         else:
-            asyncio.get_running_loop().call_soon(self._turn_done)
+            self._turn_done()
         return action, int(think_ms)
 
     def turn_handed_off(self, seat: int, turn_id: int) -> None:

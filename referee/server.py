@@ -9,6 +9,7 @@ import gc
 import itertools
 import json
 import secrets
+from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -50,14 +51,16 @@ SHUTTING_DOWN = "the referee is shutting down; reconnect (an arena resumes the m
 
 @dataclass(eq=False)
 class Session:
-    """One connected bot stream. Implements the runner's SeatChannel by queueing protobuf messages."""
+    """One connected bot stream. Implements the runner's SeatChannel by queueing protobuf messages in
+    ``outbox``, which Play's generator (the stream's writer) writes; the session's reader hands it the
+    bot's requests."""
 
     session_id: str
     token_hash: str
     bot_name: str = ""
     bot_version: str = ""
     match_filter: frozenset[str] = frozenset()
-    queue: asyncio.Queue[bot_pb2.PlayResponse | None] = field(default_factory=asyncio.Queue)
+    outbox: deque[bot_pb2.PlayResponse | None] = field(default_factory=deque)  # None: the stream ends
     seats: set[tuple[str, int]] = field(default_factory=set)
     hello: bool = False
     view_json: bool = True
@@ -67,6 +70,9 @@ class Session:
     revoked: str = ""  # why the referee ended the session (its token stopped being valid)
     refused: str = ""  # why the referee ended the stream with INVALID_ARGUMENT (its Hello; a batch too long)
     closing: str = ""  # why the referee ended the session as it shut down (UNAVAILABLE: reconnect elsewhere)
+    holding: bool = False  # the reader is handling one of this stream's requests (``send``)
+    _waiter: asyncio.Future[None] | None = field(default=None, repr=False)  # Play, waiting for messages
+    _waking: bool = False  # a wake of the writer is due on the loop's next pass
 
     def wants(self, match_id: str) -> bool:
         return not self.match_filter or match_id in self.match_filter
@@ -77,7 +83,70 @@ class Session:
         return seat.token_sha256 == self.token_hash or (self.identity is not None and seat.bot_name == self.identity)
 
     def send(self, message: bot_pb2.PlayResponse) -> None:
-        self.queue.put_nowait(message)
+        """Queue a message for the bot. The writer wakes on the loop's next pass, so that the Turns of all
+        the answers read in one pass leave together, in fewer gRPC writes; what answers this stream's own
+        request (``holding``: an acknowledgement, a refusal, the next Turn when the bot holds the next seat
+        too) wakes it as soon as the request is handled (``BotServicer._read``)."""
+        self.outbox.append(message)
+        if not self.holding and self._waiter is not None and not self._waking:
+            self._waking = True
+            asyncio.get_running_loop().call_soon(self._wake_later)
+
+    def _wake_later(self) -> None:
+        self._waking = False
+        self.wake()
+
+    def end(self) -> None:
+        """The stream ends after what is queued (its status from ``revoked``, ``refused``, ``closing``)."""
+        self.outbox.append(None)
+        self.wake()
+
+    def wake(self) -> None:
+        waiter = self._waiter
+        if waiter is not None:
+            self._waiter = None
+            if not waiter.done():  # cancelled: the writer's task is being cancelled
+                waiter.set_result(None)
+
+    async def ready(self) -> None:
+        """Wait until there is something to write."""
+        while not self.outbox:
+            waiter = self._waiter = asyncio.get_running_loop().create_future()
+            try:
+                await waiter
+            finally:
+                if self._waiter is waiter:
+                    self._waiter = None
+
+    def take(self, handed_off: Callable[[bot_pb2.PlayResponse], None]) -> bot_pb2.PlayResponse | None:
+        """The next thing to write (after ``ready``): a message, or what waits as one ResponseBatch
+        (at most MAX_BATCH messages, ~BATCH_BYTES) when the stream takes batches; None: the stream ends.
+        ``handed_off`` sees each message as it leaves."""
+        outbox = self.outbox
+        message = outbox.popleft()
+        if message is None:
+            return None
+        handed_off(message)
+        if not self.batches or not outbox or outbox[0] is None:
+            return message
+        batch = bot_pb2.PlayResponse()
+        items = batch.batch.messages
+        items.append(message)
+        size = message.ByteSize()
+        while len(items) < MAX_BATCH and outbox and (nxt := outbox[0]) is not None:
+            size += nxt.ByteSize()
+            if size > BATCH_BYTES:
+                break
+            outbox.popleft()
+            handed_off(nxt)
+            items.append(nxt)
+        return batch if len(items) > 1 else message
+
+    async def get(self) -> bot_pb2.PlayResponse | None:
+        """The next message, one at a time (None: the stream ended), for a consumer in the referee's
+        process (tests, tools) instead of a gRPC stream."""
+        await self.ready()
+        return self.outbox.popleft()
 
     # SeatChannel
     def match_started(self, match: Match, seat: int) -> None:
@@ -97,30 +166,26 @@ class Session:
 
     def turn(self, match: Match, seat: int, turn_id: int, history_from: int, move_ms: int, bank_ms: int) -> None:
         state = match.state
-        self.send(
-            bot_pb2.PlayResponse(
-                turn=bot_pb2.Turn(
-                    match_id=match.match_id,
-                    seat=seat,
-                    turn_id=turn_id,
-                    ply=match.ply,
-                    history=history_records(match, history_from),
-                    view_json=json.dumps(state.view(seat).to_dict(), separators=(",", ":")) if self.view_json else "",
-                    legal_actions=[str(a) for a in state.legal_actions()],
-                    move_ms=move_ms,
-                    time_bank_ms=bank_ms,
-                )
-            )
-        )
+        message = bot_pb2.PlayResponse()
+        turn = message.turn  # filled in place: a Turn built apart would be copied into the message
+        turn.match_id = match.match_id
+        turn.seat = seat
+        turn.turn_id = turn_id
+        turn.ply = match.ply
+        add_history(turn.history, match, history_from)
+        if self.view_json:
+            turn.view_json = json.dumps(state.view(seat).to_dict(), separators=(",", ":"))
+        turn.legal_actions.extend([str(a) for a in state.legal_actions()])
+        turn.move_ms = move_ms
+        turn.time_bank_ms = bank_ms
+        self.send(message)
 
     def match_ended(self, match: Match, seat: int, result: MatchResult, history_from: int) -> None:
-        self.send(
-            bot_pb2.PlayResponse(
-                match_ended=bot_pb2.MatchEnded(
-                    result=_result_message(result), history=history_records(match, history_from)
-                )
-            )
-        )
+        message = bot_pb2.PlayResponse()
+        ended = message.match_ended
+        ended.result.CopyFrom(_result_message(result))
+        add_history(ended.history, match, history_from)
+        self.send(message)
 
 
 @functools.lru_cache(maxsize=64)
@@ -146,8 +211,11 @@ def _refusal(
     )
 
 
-def history_records(match: Match, start: int) -> list[bot_pb2.PlyRecord]:
-    return [bot_pb2.PlyRecord(ply=i, actor=a, action=t) for i, (a, t) in enumerate(match.history[start:], start)]
+def add_history(records: Any, match: Match, start: int) -> None:
+    """The match's plies from ``start`` on, added to a message's repeated PlyRecord field."""
+    add = records.add
+    for i, (actor, text) in enumerate(match.history[start:], start):
+        add(ply=i, actor=actor, action=text)
 
 
 def spec_from_proto(p: match_pb2.MatchSpec) -> MatchSpec:
@@ -245,7 +313,7 @@ class Referee:
         """End a session: its stream closes with UNAUTHENTICATED and ``reason``; its seats are let go."""
         session.revoked = reason
         self.close_session(session)
-        session.queue.put_nowait(None)
+        session.end()
 
     def start_match(self, spec: MatchSpec, resume_from: Sequence[str] | None = None) -> Match:
         """Run a match; with ``resume_from`` (its transcript lines so far), take it over where it stopped."""
@@ -290,7 +358,7 @@ class Referee:
         problem = bot_text_error(bot_name=hello.bot_name, bot_version=hello.bot_version, sdk_version=hello.sdk_version)
         if problem is not None:  # the stream ends with INVALID_ARGUMENT; nothing of it is kept
             session.refused = problem
-            session.queue.put_nowait(None)
+            session.end()
             return
         session.hello = True
         session.bot_name = hello.bot_name
@@ -377,7 +445,7 @@ class Referee:
         for sessions in self.sessions.values():
             for session in sessions:
                 session.closing = SHUTTING_DOWN
-                session.queue.put_nowait(None)
+                session.end()
         deadline = asyncio.get_running_loop().time() + drain_s
         while any(self.sessions.values()) and asyncio.get_running_loop().time() < deadline:
             await asyncio.sleep(0.01)
@@ -402,13 +470,11 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):
         session = self.referee.open_session(token_hash, identity)
         slog = log.bind(session_id=session.session_id)
         reader = asyncio.get_running_loop().create_task(self._read(request_iterator, session))
-        queue = session.queue
-        carried: bot_pb2.PlayResponse | None = None  # taken from the queue, did not fit the last batch
-        ending = False  # the end of the session (None) came out of the queue behind a batch
         try:
             while True:
-                message = carried if carried is not None else None if ending else await queue.get()
-                carried = None
+                if not session.outbox:
+                    await session.ready()
+                message = session.take(self._handed_off)
                 if message is None:
                     if session.revoked:
                         await abort(context, grpc.StatusCode.UNAUTHENTICATED, session.revoked)
@@ -417,27 +483,7 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):
                     if session.closing:
                         await abort(context, grpc.StatusCode.UNAVAILABLE, session.closing)
                     return
-                self._handed_off(message)
-                if not session.batches or queue.empty():
-                    yield message
-                    continue
-                # what waits for the stream goes in one message: one gRPC write instead of one each
-                batch = bot_pb2.PlayResponse()
-                items = batch.batch.messages
-                items.append(message)
-                size = message.ByteSize()
-                while len(items) < MAX_BATCH and not queue.empty():
-                    nxt = queue.get_nowait()
-                    if nxt is None:
-                        ending = True
-                        break
-                    size += nxt.ByteSize()
-                    if size > BATCH_BYTES:
-                        carried = nxt
-                        break
-                    self._handed_off(nxt)
-                    items.append(nxt)
-                yield batch if len(items) > 1 else message
+                yield message
         finally:
             reader.cancel()
             self.referee.close_session(session)
@@ -452,27 +498,35 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):
                 match.turn_handed_off(turn.seat, turn.turn_id)
 
     async def _read(self, requests: AsyncIterator[bot_pb2.PlayRequest], session: Session) -> None:
+        """Handle the bot's messages in order; the match goes on inside each action's submit. What a
+        message produces for this same stream goes out on the loop's next pass (``Session.send``)."""
         try:
             async for request in requests:
-                kind = request.WhichOneof("message")
-                if kind == "hello":
-                    self.referee.hello(session, request.hello)
-                elif kind == "action":
-                    reply = self.referee.submit(session, request.action)
-                    if reply is not None:
-                        session.send(reply)
-                elif kind == "actions":
-                    if len(request.actions.actions) > MAX_BATCH:  # one refusal each would multiply the input
-                        session.refused = TOO_LONG
-                        return
-                    for reply in self.referee.submit_batch(session, request.actions.actions):
-                        session.send(reply)
-                elif kind == "ping":
-                    session.send(bot_pb2.PlayResponse(pong=bot_pb2.Pong(nonce=request.ping.nonce)))
+                session.holding = True
+                try:
+                    kind = request.WhichOneof("message")
+                    if kind == "action":
+                        reply = self.referee.submit(session, request.action)
+                        if reply is not None:
+                            session.send(reply)
+                    elif kind == "actions":
+                        if len(request.actions.actions) > MAX_BATCH:  # one refusal each would multiply the input
+                            session.refused = TOO_LONG
+                            return
+                        for reply in self.referee.submit_batch(session, request.actions.actions):
+                            session.send(reply)
+                    elif kind == "hello":
+                        self.referee.hello(session, request.hello)
+                    elif kind == "ping":
+                        session.send(bot_pb2.PlayResponse(pong=bot_pb2.Pong(nonce=request.ping.nonce)))
+                finally:
+                    session.holding = False
+                if session.outbox:
+                    session.wake()
         except (asyncio.CancelledError, grpc.aio.AioRpcError):
             pass
         finally:
-            session.queue.put_nowait(None)
+            session.end()
 
 
 class RefereeServicer(referee_pb2_grpc.RefereeServiceServicer):

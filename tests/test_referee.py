@@ -6,7 +6,9 @@ Time controls here are short so the tests are quick; they assert what happens, n
 from __future__ import annotations
 
 import asyncio
+import gc
 import hashlib
+import itertools
 import json
 import random
 import secrets
@@ -236,7 +238,7 @@ def test_shutdown_ends_a_match_in_the_pass_its_action_was_taken() -> None:
         session = referee.open_session(token_sha256("both"))
         referee.hello(session, bot_pb2.Hello(bot_name="both", bot_version="1", omit_view_json=True))
         match = referee.start_match(spec("shanghaien", ["both", "both"], control=control))
-        while (message := await asyncio.wait_for(session.queue.get(), 5)) is not None:
+        while (message := await asyncio.wait_for(session.get(), 5)) is not None:
             if message.WhichOneof("message") == "turn":
                 break
         assert message is not None
@@ -674,3 +676,91 @@ def test_a_referee_shutting_down_ends_every_stream_with_unavailable_and_logs_no_
     codes = [line for line in done.stdout.splitlines() if line.startswith("StatusCode.")]
     assert codes == [f"StatusCode.UNAVAILABLE {SHUTTING_DOWN}"] * 20
     assert "Traceback" not in done.stderr and "Exception not handled" not in done.stderr, done.stderr[-2000:]
+
+
+def test_a_bot_gone_right_after_its_answer_gets_the_next_turn_on_its_next_stream() -> None:
+    """A bot that holds the next seat too gets its next Turn on the stream that sent the answer, queued
+    while the answer was handled (``Session.holding``). A stream closed at any moment around the answer
+    ends quietly, and nothing is lost: the bot's next stream is sent the open turn, and the match goes on."""
+
+    async def test(referee: Referee, target: str) -> None:
+        errors: list[dict[str, Any]] = []
+        asyncio.get_running_loop().set_exception_handler(lambda _loop, context: errors.append(context))
+        match = referee.start_match(spec("shanghaien", ["both", "both"]))
+        rng = random.Random(7)
+        async with grpc.aio.insecure_channel(target) as channel:
+            stub = bot_pb2_grpc.BotServiceStub(channel)  # type: ignore[no-untyped-call]
+            for k in range(30):
+                call, out = raw_session(stub, "both")
+                out.put_nowait(bot_pb2.PlayRequest(hello=bot_pb2.Hello(bot_name="both", bot_version="1")))
+                async for message in call:
+                    if message.HasField("turn"):
+                        break
+                turn = message.turn
+                p = match.pending
+                assert p is not None and (turn.seat, turn.turn_id) == (p.seat, p.turn_id)  # the open turn
+                action = bot_pb2.SubmitAction(
+                    match_id=turn.match_id, seat=turn.seat, turn_id=turn.turn_id, action=rng.choice(turn.legal_actions)
+                )
+                out.put_nowait(bot_pb2.PlayRequest(action=action))
+                await asyncio.sleep(rng.choice([0, 0.0005, 0.001, 0.003]))
+                call.cancel()
+                out.put_nowait(None)
+        events = [json.loads(line)["type"] for line in match.lines]
+        assert events.count("ply") > 30 and "forfeit" not in events and match.result is None
+        assert events.count("disconnect") >= 29
+        for _ in range(3):  # a task that died with an exception is reported when it is collected
+            gc.collect()
+            await asyncio.sleep(0)
+        assert errors == []
+
+    run(test)
+
+
+def test_acknowledgements_come_before_the_next_turn_on_the_same_stream() -> None:
+    """With ``want_acks`` each action taken is answered ``ActionAccepted`` (its canonical text and think
+    time), ahead of the match's next Turn on the same stream; an action not taken gets only its refusal."""
+
+    async def test(referee: Referee, target: str) -> None:
+        match = referee.start_match(spec("shanghaien", ["both", "both"]))
+        async with grpc.aio.insecure_channel(target) as channel:
+            call, out = raw_session(bot_pb2_grpc.BotServiceStub(channel), "both")  # type: ignore[no-untyped-call]
+            out.put_nowait(bot_pb2.PlayRequest(hello=bot_pb2.Hello(bot_name="both", bot_version="1", want_acks=True)))
+            seen: list[str] = []
+            sent: bot_pb2.SubmitAction | None = None
+            async for message in call:
+                kind = message.WhichOneof("message")
+                seen.append(kind)
+                if kind == "accepted":
+                    assert sent is not None
+                    a = message.accepted
+                    assert (a.match_id, a.seat, a.turn_id, a.action) == (sent.match_id, sent.seat, sent.turn_id,
+                                                                         sent.action)  # fmt: skip
+                    assert a.think_ms >= 0
+                elif kind == "refused":
+                    assert message.refused.code == bot_pb2.REFUSAL_CODE_ILLEGAL
+                    out.put_nowait(bot_pb2.PlayRequest(action=sent))  # the turn is still open: answer it right
+                elif kind == "turn":
+                    if len(seen) > 40:
+                        break
+                    turn = message.turn
+                    sent = bot_pb2.SubmitAction(match_id=turn.match_id, seat=turn.seat, turn_id=turn.turn_id,
+                                                action=turn.legal_actions[0])  # fmt: skip
+                    if turn.turn_id == 3:  # once, an illegal action first
+                        wrong = bot_pb2.SubmitAction()
+                        wrong.CopyFrom(sent)
+                        candidates = ["shanghai", "roll"] + [f"place {v}" for v in range(1, 7)]
+                        wrong.action = next(c for c in candidates if c not in turn.legal_actions)
+                        out.put_nowait(bot_pb2.PlayRequest(action=wrong))
+                    else:
+                        out.put_nowait(bot_pb2.PlayRequest(action=sent))
+            out.put_nowait(None)
+            call.cancel()
+        turns = [i for i, kind in enumerate(seen) if kind == "turn"]
+        assert len(turns) > 10
+        for before, after in itertools.pairwise(turns):  # between two turns: the ack, after the refusal if any
+            assert seen[before + 1 : after] in (["accepted"], ["refused", "accepted"])
+        assert seen.count("refused") == 1
+        assert match.seats[0].refusals + match.seats[1].refusals == 1
+
+    run(test)
