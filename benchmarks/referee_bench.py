@@ -21,6 +21,7 @@
 
     python benchmarks/referee_bench.py [--moves 3000] [--matches 1000] [--bot-procs 4] [--streams 1]
                                        [--no-batches] [--skip-round-trip] [--skip-concurrent] [--compare TREE]
+                                       [--uvloop]
 
 gRPC runs with the arena's setting (referee/grpc_env.py) in every process here, the floor's included;
 ``GRPC_EXPERIMENTS= python benchmarks/referee_bench.py ...`` measures all of them with gRPC's default.
@@ -58,6 +59,18 @@ from referee.wire.contract import MAX_BATCH
 from referee.wire.values import token_sha256
 
 TOKEN = "bench-token"
+UVLOOP_ENV = "REFEREE_BENCH_UVLOOP"
+
+
+def serve_forever(coro: Any) -> None:
+    """Run a server process's loop: asyncio's, or with ``--uvloop`` (inherited by the processes this
+    starts, a compared tree's too) uvloop's, the loop an arena worker runs its referee on."""
+    if os.environ.get(UVLOOP_ENV) == "1":
+        import uvloop
+
+        uvloop.run(coro)
+    else:
+        asyncio.run(coro)
 
 
 def cpu_seconds(pid: int | None = None) -> float:
@@ -88,7 +101,7 @@ def serve_echo(port_queue: Any) -> None:
         port_queue.put(port)
         await server.wait_for_termination()
 
-    asyncio.run(main())
+    serve_forever(main())
 
 
 @dataclass
@@ -149,7 +162,7 @@ def serve_referee(
         await referee.shutdown()  # ends the bots' streams (UNAVAILABLE) before the server goes
         await server.stop(1)
 
-    asyncio.run(main())
+    serve_forever(main())
 
 
 class PingPong:
@@ -499,12 +512,16 @@ def main() -> None:
     parser.add_argument("--skip-concurrent", action="store_true")
     parser.add_argument("--compare", metavar="TREE", help="round trip: also time the referee of this source tree"
                         " (e.g. a checkout of main), in turns with this one's")  # fmt: skip
+    parser.add_argument("--uvloop", action="store_true", help="run the servers (the floor's and the referees) on"
+                        " uvloop's event loop, as an arena worker runs its referee; default: asyncio's")  # fmt: skip
     parser.add_argument("--serve-chain", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve_chain:
         serve_chain()
         return
-    print(f"grpcio {grpc.__version__}, cpus {os.cpu_count()}")
+    if args.uvloop:
+        os.environ[UVLOOP_ENV] = "1"
+    print(f"grpcio {grpc.__version__}, cpus {os.cpu_count()}, servers on {'uvloop' if args.uvloop else 'asyncio'}")
     if not args.skip_round_trip:
         round_trip(args.moves, args.compare)
     if not args.skip_concurrent:
