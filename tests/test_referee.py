@@ -690,7 +690,7 @@ def test_a_bot_gone_right_after_its_answer_gets_the_next_turn_on_its_next_stream
         rng = random.Random(7)
         async with grpc.aio.insecure_channel(target) as channel:
             stub = bot_pb2_grpc.BotServiceStub(channel)  # type: ignore[no-untyped-call]
-            for k in range(30):
+            for _ in range(30):
                 call, out = raw_session(stub, "both")
                 out.put_nowait(bot_pb2.PlayRequest(hello=bot_pb2.Hello(bot_name="both", bot_version="1")))
                 async for message in call:

@@ -194,3 +194,48 @@ def test_a_bot_that_sleeps_past_the_limit_is_struck_even_when_the_referee_was_bl
     assert [(e["ply"], e["seat"], e["reason"]) for e in strikes] == [(slow_ply, 0, "timeout")]
     plies = [e for e in events if e["type"] == "ply" and e["ply"] == slow_ply]
     assert plies[0]["actor"] == 0 and plies[0]["fallback"]
+
+
+class Silent(Answering):
+    """Answers its first ``answers`` turns on the loop's next pass, then never again."""
+
+    def __init__(self, seat: int, answers: int) -> None:
+        super().__init__(seat)
+        self.answers = answers
+        self.turns = 0
+        self.silent_since: float | None = None  # when the turn it does not answer was sent (loop clock)
+
+    def turn(self, match: Match, seat: int, turn_id: int, history_from: int, move_ms: int, bank_ms: int) -> None:
+        self.turns += 1
+        if self.turns <= self.answers:
+            super().turn(match, seat, turn_id, history_from, move_ms, bank_ms)
+        elif self.silent_since is None:
+            self.silent_since = asyncio.get_running_loop().time()
+
+
+@pytest.mark.parametrize("answers", [0, 1, 3])
+def test_each_turn_is_struck_at_its_own_deadline_when_an_earlier_turn_had_a_later_one(answers: int) -> None:
+    """The match keeps one deadline timer, armed for the first turn's 3 s allowance; a later turn with a
+    0.2 s limit is still struck at 0.2 s (the timer is brought forward), not when the first would have been."""
+    control = TimeControl(first_move_ms=3000, move_ms=200, bank_ms=0, grace_ms=0, join_timeout_ms=5000)
+
+    async def run() -> float:
+        seats = tuple(SeatSpec(i, f"bot{i}", "0" * 64) for i in range(2))
+        match = Match(MatchSpec("early", "shanghaien", seats, seed="early", time_control=control))
+        bots = [Silent(i, answers) for i in range(2)]
+        for i, b in enumerate(bots):
+            match.attach(i, b, "1")
+        task = asyncio.create_task(match.run())
+        loop = asyncio.get_running_loop()
+        while not any(json.loads(line)["type"] == "strike" for line in match.lines):
+            await asyncio.sleep(0.01)
+        struck_at = loop.time()
+        task.cancel()
+        # the first strike is of the first turn left unanswered (the match waits on it)
+        return struck_at - min(b.silent_since for b in bots if b.silent_since is not None)
+
+    waited = asyncio.run(run())
+    if answers:  # each seat answered its first turn(s): the silent turn has the 0.2 s limit
+        assert 0.2 <= waited < 1.5, waited
+    else:  # the very first turn: 3 s
+        assert 3.0 <= waited < 4.5, waited
