@@ -11,8 +11,11 @@ from __future__ import annotations
 
 import hashlib
 import secrets
+from bisect import bisect_right
 from collections.abc import Sequence
 from fractions import Fraction
+from itertools import accumulate
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 from referee.wire.values import sha256_hex
@@ -40,15 +43,14 @@ def pick(outcomes: Sequence[tuple[Any, Fraction]], x: int) -> Any:
 
 
 def pick_weighted(outcomes: Sequence[tuple[Any, int]], x: int) -> Any:
-    """``pick`` for integer weights: the same choice, in integer arithmetic (probability = w / total)."""
-    total = sum(w for _, w in outcomes)
-    target = x * total
-    cumulative = 0
-    for action, weight in outcomes:
-        cumulative += weight
-        if target < cumulative << 64:
-            return action
-    raise ValueError("no chance outcomes")
+    """``pick`` for integer weights: the same choice, in integer arithmetic (probability = w / total).
+
+    The first outcome whose cumulative weight c has x * total < c * 2**64, that is (c being an integer)
+    c > floor(x * total / 2**64): a binary search of the running sums, which C code builds."""
+    cumulative = list(accumulate(map(itemgetter(1), outcomes)))
+    if not cumulative or cumulative[-1] <= 0:
+        raise ValueError("no chance outcomes")
+    return outcomes[bisect_right(cumulative, (x * cumulative[-1]) >> 64)][0]
 
 
 def sample(state: State, seed: str, ply: int) -> Any:

@@ -7,6 +7,8 @@ from collections import Counter
 from fractions import Fraction
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from referee import chance, games
 
@@ -71,3 +73,18 @@ def test_integer_weights_pick_exactly_as_the_fractions() -> None:
         ]
         for x in edges + [e - 1 for e in edges if e]:
             assert chance.pick(exact, x) is chance.pick_weighted(weights, x)
+
+
+@given(st.lists(st.integers(0, 50), min_size=1, max_size=30).filter(lambda w: sum(w) > 0),
+       st.integers(0, chance.SCALE - 1))  # fmt: skip
+def test_pick_weighted_is_the_first_outcome_whose_running_sum_passes_x(weights: list[int], x: int) -> None:
+    """The rule written out (RULINGS A1, integer form), zero weights included, against the binary search."""
+    outcomes = list(enumerate(weights))
+    total, running, expected = sum(weights), 0, None
+    for i, w in outcomes:
+        running += w
+        if x * total < running << 64:
+            expected = i
+            break
+    assert expected is not None and weights[expected] > 0
+    assert chance.pick_weighted(outcomes, x) == expected
