@@ -231,9 +231,9 @@ class Match:
         the next Turn sent, its deadline armed) before this returns. ``taken(action, think_ms)`` is called
         first (the server queues its acknowledgement there, ahead of the next Turn).
 
-        The server's side of "at once": the reader that called this writes what the match sent to its own
-        stream itself, and wakes other streams' writers on the loop's next pass (``Session.send``), so
-        that the Turns of all the answers read in one pass still leave together, in fewer gRPC writes."""
+        The server's side of "at once": what this sends to the stream that submitted goes out as soon as
+        its reader has handled the request; other streams' writers wake on the loop's next pass
+        (``Session.send``), so that the Turns of all the answers read in one pass still leave together."""
         p = self.pending
         if self.result is not None:
             raise RefusalError(RefusalCode.STALE_TURN, "the match is over")
