@@ -98,15 +98,15 @@ class Seat:
 @dataclass
 class PendingTurn:
     """A seat's open decision. ``sent_at``/``deadline`` are on the match's clock; ``due`` is the deadline
-    on the event loop's clock (the timer's). All three move later by the time the Turn waited in the
-    referee before it left for the bot (``handed_off``)."""
+    on the event loop's clock (the match's timer's: ``Match._arm``). All three move later by the time the
+    Turn waited in the referee before it left for the bot (``handed_off``)."""
 
     seat: int
     turn_id: int
     sent_at: float
     deadline: float
     due: float
-    timer: asyncio.TimerHandle | asyncio.Handle | None = field(default=None, repr=False)
+    timer: asyncio.Handle | None = field(default=None, repr=False)  # its deadline's extra passes (DEADLINE_PASSES)
     handed_off: bool = False
     done: bool = False
     refusals: int = 0
