@@ -31,6 +31,7 @@ from referee.wire.contract import (
     control_from_proto,
     control_to_proto,
     new_server,
+    refuse_stream,
     result_to_proto,
     serve,
     service_name,
@@ -460,13 +461,15 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):
     ) -> AsyncIterator[bot_pb2.PlayResponse]:
         token = bearer(context)
         if token is None:
-            await context.abort(
-                grpc.StatusCode.UNAUTHENTICATED, "missing bot token: send 'authorization: Bearer <token>'"
+            await refuse_stream(
+                context, grpc.StatusCode.UNAUTHENTICATED, "missing bot token: send 'authorization: Bearer <token>'"
             )
-        token_hash = token_sha256(token or "")
+        token_hash = token_sha256(token)
         admitted, identity = await self.referee.admit(token_hash)
         if not admitted:
-            await abort(context, grpc.StatusCode.UNAUTHENTICATED, "unknown bot token (or rotated, or its bot disabled)")
+            await refuse_stream(
+                context, grpc.StatusCode.UNAUTHENTICATED, "unknown bot token (or rotated, or its bot disabled)"
+            )
         session = self.referee.open_session(token_hash, identity)
         slog = log.bind(session_id=session.session_id)
         reader = asyncio.get_running_loop().create_task(self._read(request_iterator, session))

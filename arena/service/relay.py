@@ -131,7 +131,8 @@ class PlayRelay:
         token = bearer(context)
         # The Hello is read before any refusal, even of a stream without a token: a status sent while the
         # client's first message was still on its way reached the client now and then as INTERNAL (the
-        # stream reset under its write) instead of UNAUTHENTICATED. An unknown token waits the same way.
+        # stream reset under its write; grpc/grpc#36066) instead of UNAUTHENTICATED. An unknown token waits the
+        # same way (the referee's ``refuse_stream``).
         try:
             first = await asyncio.wait_for(context.read(), HELLO_TIMEOUT_S)
         except TimeoutError:

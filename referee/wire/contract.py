@@ -10,6 +10,8 @@ one pair of functions maps them all and a new enum value needs no new table.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import errno
 import inspect
 from collections.abc import AsyncIterator, Callable, Sequence
@@ -142,6 +144,20 @@ async def abort(context: grpc.aio.ServicerContext, code: grpc.StatusCode, messag
     """End the call with ``code`` (typed NoReturn, so checkers know the handler stops here)."""
     await context.abort(code, message)
     raise AssertionError("unreachable: abort raises")
+
+
+REFUSAL_WAIT_S: Final = 5.0
+"""How long a refused stream waits for the client's first message before its status goes out."""
+
+
+async def refuse_stream(context: grpc.aio.ServicerContext, code: grpc.StatusCode, message: str) -> NoReturn:
+    """End a call whose client streams (Play) with ``code``, once its first message has arrived (or
+    ``REFUSAL_WAIT_S`` passed). A status that overtakes the client's first write reaches a grpc.aio
+    client as INTERNAL, "Internal error from Core", instead of ``code`` (grpc/grpc#36066): a bot with a
+    wrong token was told its connection broke, now and then, rather than that its token is wrong."""
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(context.read(), REFUSAL_WAIT_S)
+    await abort(context, code, message)
 
 
 def service_name(module: Any, service: str) -> str:
