@@ -30,6 +30,7 @@ from referee.wire.contract import (
     bearer,
     control_from_proto,
     control_to_proto,
+    malformed,
     new_server,
     refuse_stream,
     result_to_proto,
@@ -47,6 +48,7 @@ BATCH_BYTES = MAX_MESSAGE_BYTES // 2
 """A ResponseBatch stops growing at this size, so that any client's default receive limit takes it."""
 _HEX_DIGITS = frozenset("0123456789abcdef")
 REFEREE_VERSION = SDK_VERSION
+PLAY = f"/{service_name(bot_pb2, 'BotService')}/Play"
 SHUTTING_DOWN = "the referee is shutting down; reconnect (an arena resumes the match on another worker)"
 
 
@@ -458,7 +460,10 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):
 
     async def Play(  # noqa: N802 - gRPC method name
         self, request_iterator: AsyncIterator[bot_pb2.PlayRequest], context: grpc.aio.ServicerContext
-    ) -> AsyncIterator[bot_pb2.PlayResponse]:
+    ) -> None:
+        """gRPC's reader/writer form: this writes with ``context.write`` and its reader task reads with
+        ``context.read``. Yielding the messages and taking ``request_iterator`` puts three async generators
+        (gRPC's, ``EdgeInterceptor``'s two) in each message's way, ~3 % of a move's round trip."""
         token = bearer(context)
         if token is None:
             await refuse_stream(
@@ -472,7 +477,7 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):
             )
         session = self.referee.open_session(token_hash, identity)
         slog = log.bind(session_id=session.session_id)
-        reader = asyncio.get_running_loop().create_task(self._read(request_iterator, session))
+        reader = asyncio.get_running_loop().create_task(self._read(context, session))
         try:
             while True:
                 if not session.outbox:
@@ -486,7 +491,7 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):
                     if session.closing:
                         await abort(context, grpc.StatusCode.UNAVAILABLE, session.closing)
                     return
-                yield message
+                await context.write(message)
         finally:
             reader.cancel()
             self.referee.close_session(session)
@@ -500,11 +505,16 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):
             if match is not None:
                 match.turn_handed_off(turn.seat, turn.turn_id)
 
-    async def _read(self, requests: AsyncIterator[bot_pb2.PlayRequest], session: Session) -> None:
+    async def _read(self, context: grpc.aio.ServicerContext, session: Session) -> None:
         """Handle the bot's messages in order; the match goes on inside each action's submit. What a
-        message produces for this same stream goes out on the loop's next pass (``Session.send``)."""
+        message produces for this same stream goes out on the loop's next pass (``Session.send``). A
+        message that is not a PlayRequest ends the stream with INVALID_ARGUMENT."""
+        read = context.read
         try:
-            async for request in requests:
+            while (request := await read()) is not grpc.aio.EOF:
+                if (problem := malformed(PLAY, request)) is not None:
+                    session.refused = problem
+                    return
                 session.holding = True
                 try:
                     kind = request.WhichOneof("message")

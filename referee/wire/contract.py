@@ -194,10 +194,18 @@ def _malformed(method: str, request: _Undecodable) -> str:
     return f"malformed request to {method}: {request.reason}"
 
 
+def malformed(method: str, request: Any) -> str | None:
+    """Why a request that a handler read itself (``context.read()``, not the request iterator
+    ``EdgeInterceptor`` guards) is not a message of ``method``'s type, or None: the handler ends the
+    stream with INVALID_ARGUMENT and this."""
+    return _malformed(method, request) if isinstance(request, _Undecodable) else None
+
+
 class EdgeInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
     """Every server's first look at a call: a request body that is not a valid message is answered
     ``INVALID_ARGUMENT`` with the parser's reason. (gRPC itself answers ``UNKNOWN``: the handler's
-    deserializer raised.) A streamed request stops at the first bad message, with that status.
+    deserializer raised.) A streamed request stops at the first bad message, with that status; a handler
+    that reads its stream itself (``context.read()``) checks each message with ``malformed``.
 
     It keeps the handler it got for each method, so the interceptors after it (``new_server``'s
     ``interceptors``) must return handlers that do not depend on the call: per-call checks belong in
