@@ -95,7 +95,7 @@ class Seat:
     joined: bool = False
 
 
-@dataclass
+@dataclass(slots=True)
 class PendingTurn:
     """A seat's open decision. ``sent_at``/``deadline`` are on the match's clock; ``due`` is the deadline
     on the event loop's clock (the match's timer's: ``Match._arm``). All three move later by the time the
@@ -117,7 +117,9 @@ class Match:
 
     def __init__(self, spec: MatchSpec, *, clock: Callable[[], float] = time.monotonic) -> None:
         self.spec = spec
+        self.match_id = spec.match_id
         self.game = games.get(spec.game_id)
+        self._two_players = self.game.num_players == 2
         if len(spec.seats) != self.game.num_players:
             raise ValueError(f"{spec.game_id} needs {self.game.num_players} seats, got {len(spec.seats)}")
         if sorted(s.seat for s in spec.seats) != list(range(self.game.num_players)):
@@ -143,13 +145,10 @@ class Match:
         self._timer: asyncio.TimerHandle | None = None  # the match's deadline timer (``_open_turn``)
         self._timer_due = 0.0  # when it fires, on the loop's clock
         self._forfeit_at_start: dict[int, str] = {}  # seats given up before the match started, and why
+        self.forfeits = 0  # seats forfeited so far (``Seat.forfeited``): checked after every decision
         self.log = log.bind(match_id=spec.match_id, game_id=spec.game_id)
 
     # ------------------------------------------------------------------ seats
-
-    @property
-    def match_id(self) -> str:
-        return self.spec.match_id
 
     @property
     def ply(self) -> int:
@@ -364,16 +363,16 @@ class Match:
         """Play on from the position now (chance plies, forfeited seats' fallbacks) until a seat must
         decide (its Turn is sent, its deadline armed) or the match is decided."""
         try:
-            while not self.state.is_terminal():
-                if self.game.num_players == 2 and any(x.forfeited for x in self.seats):
+            while not (state := self.state).is_terminal():
+                if self.forfeits and self._two_players:
                     self._decide(EndReason.FORFEIT)  # a seat forfeited before its turn came (``forfeit``)
                     return
-                actor = self.state.current_player()
+                actor = state.current_player()
                 if actor == games.CHANCE:
-                    self._play(chance.sample(self.state, self.spec.seed, self.ply), actor)
+                    self._play(chance.sample(state, self.spec.seed, len(self.history)), actor)
                     continue
                 if self.seats[actor].forfeited:
-                    self._play(fallback_action(self.state, self.spec.seed, self.ply), actor, fallback=True)
+                    self._play(fallback_action(state, self.spec.seed, len(self.history)), actor, fallback=True)
                     continue
                 self._open_turn(actor)
                 return
@@ -387,7 +386,7 @@ class Match:
         if self._over is None or self._over.done():
             return
         try:
-            if self.game.num_players == 2 and any(x.forfeited for x in self.seats):
+            if self.forfeits and self._two_players:
                 self._decide(EndReason.FORFEIT)
             else:
                 self._advance()
@@ -504,13 +503,14 @@ class Match:
 
     def _play(self, action: Any, actor: int, *, think_ms: float | None = None, fallback: bool = False) -> None:
         text = str(action)
+        history = self.history
         if actor >= 0:
             ms = None if think_ms is None else round(think_ms, 1)
-            line = ply_line(self.ply, actor, text, ms, int(self.seats[actor].clock.bank_ms), fallback)
+            line = ply_line(len(history), actor, text, ms, int(self.seats[actor].clock.bank_ms), fallback)
         else:
-            line = ply_line(self.ply, actor, text)
+            line = ply_line(len(history), actor, text)
         self.state = self.state.apply(action)
-        self.history.append((actor, text))
+        history.append((actor, text))
         self._line(line)
 
     def _forfeit(self, seat: int, reason: str) -> None:
@@ -518,6 +518,7 @@ class Match:
         if s.forfeited or self.result is not None:
             return
         s.forfeited = True
+        self.forfeits += 1
         self._event(Forfeit(ply=self.ply, seat=seat, reason=reason))
         self.log.warning("seat forfeited", seat=seat, ply=self.ply, reason=reason)
 
@@ -648,7 +649,10 @@ class _Resume(Visitor):
         elif isinstance(event, Refusal):
             self.match.seats[event.seat].refusals += 1
         elif isinstance(event, Forfeit):
-            self.match.seats[event.seat].forfeited = True
+            seat = self.match.seats[event.seat]
+            if not seat.forfeited:
+                seat.forfeited = True
+                self.match.forfeits += 1
 
     def footer(self, footer: Footer, state: games.State) -> None:
         raise ValueError(f"match {self.match.match_id} has already ended")

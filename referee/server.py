@@ -174,7 +174,7 @@ class Session:
         turn.match_id = match.match_id
         turn.seat = seat
         turn.turn_id = turn_id
-        turn.ply = match.ply
+        turn.ply = len(match.history)
         add_history(turn.history, match, history_from)
         if self.view_json:
             turn.view_json = json.dumps(state.view(seat).to_dict(), separators=(",", ":"))
@@ -212,6 +212,18 @@ def _refusal(
             remaining_ms=remaining_ms,
         )
     )
+
+
+def _accepted(session: Session, action: bot_pb2.SubmitAction, taken: Any, think_ms: int) -> None:
+    """A taken action's acknowledgement (``Hello.want_acks``), queued before the match's next Turn."""
+    session.send(
+        bot_pb2.PlayResponse(
+            accepted=bot_pb2.ActionAccepted(
+                match_id=action.match_id, seat=action.seat, turn_id=action.turn_id, action=str(taken),
+                think_ms=think_ms,
+            )
+        )
+    )  # fmt: skip
 
 
 def add_history(records: Any, match: Match, start: int) -> None:
@@ -399,35 +411,24 @@ class Referee:
     def submit(self, session: Session, action: bot_pb2.SubmitAction) -> bot_pb2.PlayResponse | None:
         """The refusal to send back, or None: taken (the acknowledgement, when the bot wants them, is
         queued already, and the match has moved on to its next decision)."""
-
-        def refused(code: RefusalCode, reason: str, remaining_ms: int = 0) -> bot_pb2.PlayResponse:
-            return _refusal(action, code, reason, remaining_ms)
-
         if not session.hello:
-            return refused(RefusalCode.MALFORMED, "send Hello before any action")
-        if len(action.action) > MAX_ACTION_CHARS:
-            return refused(RefusalCode.MALFORMED, f"an action is at most {MAX_ACTION_CHARS} characters")
-        match = self.matches.get(action.match_id)
+            return _refusal(action, RefusalCode.MALFORMED, "send Hello before any action")
+        text = action.action
+        if len(text) > MAX_ACTION_CHARS:
+            return _refusal(action, RefusalCode.MALFORMED, f"an action is at most {MAX_ACTION_CHARS} characters")
+        match_id = action.match_id
+        seat = action.seat
+        match = self.matches.get(match_id)
         if match is None:
-            return refused(RefusalCode.UNKNOWN_MATCH, f"no match {action.match_id!r} on this referee")
-        if (action.match_id, action.seat) not in session.seats:
-            reason = f"seat {action.seat} of {action.match_id} is not your bot's seat"
-            return refused(RefusalCode.PERMISSION_DENIED, reason)
-
-        def accepted(taken: Any, think_ms: int) -> None:  # queued before the match's next Turn
-            session.send(
-                bot_pb2.PlayResponse(
-                    accepted=bot_pb2.ActionAccepted(
-                        match_id=action.match_id, seat=action.seat, turn_id=action.turn_id, action=str(taken),
-                        think_ms=think_ms,
-                    )
-                )
-            )  # fmt: skip
-
+            return _refusal(action, RefusalCode.UNKNOWN_MATCH, f"no match {match_id!r} on this referee")
+        if (match_id, seat) not in session.seats:
+            reason = f"seat {seat} of {match_id} is not your bot's seat"
+            return _refusal(action, RefusalCode.PERMISSION_DENIED, reason)
+        acknowledge = functools.partial(_accepted, session, action) if session.acks else None
         try:
-            match.submit(action.seat, action.turn_id, action.action, accepted if session.acks else None)
+            match.submit(seat, action.turn_id, text, acknowledge)
         except RefusalError as e:
-            return refused(e.code, e.reason, e.remaining_ms)
+            return _refusal(action, e.code, e.reason, e.remaining_ms)
         return None
 
     def submit_batch(self, session: Session, actions: Sequence[bot_pb2.SubmitAction]) -> list[bot_pb2.PlayResponse]:
