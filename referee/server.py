@@ -75,6 +75,8 @@ class Session:
     closing: str = ""  # why the referee ended the session as it shut down (UNAVAILABLE: reconnect elsewhere)
     holding: bool = False  # the reader is handling one of this stream's requests (``send``)
     _waiter: asyncio.Future[None] | None = field(default=None, repr=False)  # Play, waiting for messages
+    _turns: deque[tuple[bot_pb2.PlayResponse, Match, int, int]] = field(default_factory=deque, repr=False)
+    """The Turns in ``outbox``, in its order, with their match, seat and turn id (``_leaving``)."""
     _waking: bool = False  # a wake of the writer is due on the loop's next pass
 
     def wants(self, match_id: str) -> bool:
@@ -121,15 +123,14 @@ class Session:
                 if self._waiter is waiter:
                     self._waiter = None
 
-    def take(self, handed_off: Callable[[bot_pb2.PlayResponse], None]) -> bot_pb2.PlayResponse | None:
+    def take(self) -> bot_pb2.PlayResponse | None:
         """The next thing to write (after ``ready``): a message, or what waits as one ResponseBatch
-        (at most MAX_BATCH messages, ~BATCH_BYTES) when the stream takes batches; None: the stream ends.
-        ``handed_off`` sees each message as it leaves."""
+        (at most MAX_BATCH messages, ~BATCH_BYTES) when the stream takes batches; None: the stream ends."""
         outbox = self.outbox
         message = outbox.popleft()
         if message is None:
             return None
-        handed_off(message)
+        self._leaving(message)
         if not self.batches or not outbox or outbox[0] is None:
             return message
         batch = bot_pb2.PlayResponse()
@@ -141,7 +142,7 @@ class Session:
             if size > BATCH_BYTES:
                 break
             outbox.popleft()
-            handed_off(nxt)
+            self._leaving(nxt)
             items.append(nxt)
         return batch if len(items) > 1 else message
 
@@ -149,7 +150,17 @@ class Session:
         """The next message, one at a time (None: the stream ended), for a consumer in the referee's
         process (tests, tools) instead of a gRPC stream."""
         await self.ready()
-        return self.outbox.popleft()
+        message = self.outbox.popleft()
+        if message is not None:
+            self._leaving(message)
+        return message
+
+    def _leaving(self, message: bot_pb2.PlayResponse) -> None:
+        """``message`` leaves the referee for the bot: when it is a Turn, the turn's clock starts now."""
+        turns = self._turns
+        if turns and turns[0][0] is message:
+            _, match, seat, turn_id = turns.popleft()
+            match.turn_handed_off(seat, turn_id)
 
     # SeatChannel
     def match_started(self, match: Match, seat: int) -> None:
@@ -181,6 +192,7 @@ class Session:
         turn.legal_actions.extend([str(a) for a in state.legal_actions()])
         turn.move_ms = move_ms
         turn.time_bank_ms = bank_ms
+        self._turns.append((message, match, seat, turn_id))
         self.send(message)
 
     def match_ended(self, match: Match, seat: int, result: MatchResult, history_from: int) -> None:
@@ -483,7 +495,7 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):
             while True:
                 if not session.outbox:
                     await session.ready()
-                message = session.take(self._handed_off)
+                message = session.take()
                 if message is None:
                     if session.revoked:
                         await abort(context, grpc.StatusCode.UNAUTHENTICATED, session.revoked)
@@ -497,14 +509,6 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):
             reader.cancel()
             self.referee.close_session(session)
             slog.info("bot session closed", bot_name=session.bot_name)
-
-    def _handed_off(self, message: bot_pb2.PlayResponse) -> None:
-        """A Turn's clock starts as it leaves the referee."""
-        if message.HasField("turn"):
-            turn = message.turn
-            match = self.referee.matches.get(turn.match_id)
-            if match is not None:
-                match.turn_handed_off(turn.seat, turn.turn_id)
 
     async def _read(self, context: grpc.aio.ServicerContext, session: Session) -> None:
         """Handle the bot's messages in order; the match goes on inside each action's submit. What a
