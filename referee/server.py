@@ -55,8 +55,8 @@ SHUTTING_DOWN = "the referee is shutting down; reconnect (an arena resumes the m
 @dataclass(eq=False)
 class Session:
     """One connected bot stream. Implements the runner's SeatChannel by queueing protobuf messages in
-    ``outbox``, which Play's generator (the stream's writer) writes; the session's reader hands it the
-    bot's requests."""
+    ``outbox``, which Play (the stream's writer) writes; the session's reader hands it the bot's
+    requests."""
 
     session_id: str
     token_hash: str
@@ -126,11 +126,10 @@ class Session:
     def take(self) -> bot_pb2.PlayResponse | None:
         """The next thing to write (after ``ready``): a message, or what waits as one ResponseBatch
         (at most MAX_BATCH messages, ~BATCH_BYTES) when the stream takes batches; None: the stream ends."""
-        outbox = self.outbox
-        message = outbox.popleft()
+        message = self._pop()
         if message is None:
             return None
-        self._leaving(message)
+        outbox = self.outbox
         if not self.batches or not outbox or outbox[0] is None:
             return message
         batch = bot_pb2.PlayResponse()
@@ -150,6 +149,10 @@ class Session:
         """The next message, one at a time (None: the stream ended), for a consumer in the referee's
         process (tests, tools) instead of a gRPC stream."""
         await self.ready()
+        return self._pop()
+
+    def _pop(self) -> bot_pb2.PlayResponse | None:
+        """The outbox's next message, which leaves the referee now (``_leaving``); None: the stream ends."""
         message = self.outbox.popleft()
         if message is not None:
             self._leaving(message)
