@@ -74,6 +74,7 @@ class Session:
     refused: str = ""  # why the referee ended the stream with INVALID_ARGUMENT (its Hello; a batch too long)
     closing: str = ""  # why the referee ended the session as it shut down (UNAVAILABLE: reconnect elsewhere)
     holding: bool = False  # the reader is handling one of this stream's requests (``send``)
+    writing: bool = False  # the reader is writing its answer itself (``BotServicer._read``); Play waits
     _waiter: asyncio.Future[None] | None = field(default=None, repr=False)  # Play, waiting for messages
     _turns: deque[tuple[bot_pb2.PlayResponse, Match, int, int]] = field(default_factory=deque, repr=False)
     """The Turns in ``outbox``, in its order, with their match, seat and turn id (``_leaving``)."""
@@ -91,7 +92,7 @@ class Session:
         """Queue a message for the bot. The writer wakes on the loop's next pass, so that the Turns of all
         the answers read in one pass leave together, in fewer gRPC writes; what answers this stream's own
         request (``holding``: an acknowledgement, a refusal, the next Turn when the bot holds the next seat
-        too) wakes it as soon as the request is handled (``BotServicer._read``)."""
+        too) leaves as soon as the request is handled (``BotServicer._read``)."""
         self.outbox.append(message)
         if not self.holding and self._waiter is not None and not self._waking:
             self._waking = True
@@ -113,9 +114,28 @@ class Session:
             if not waiter.done():  # cancelled: the writer's task is being cancelled
                 waiter.set_result(None)
 
+    def answers_inline(self) -> bool:
+        """Whether the reader should write this stream's answer itself (``BotServicer._read``): the
+        writer waits, idle, and the stream holds seats of one match at most, so nothing else can come in
+        for it before the bot has the answer. A stream that carries many matches reads on while its
+        writer writes: with 3,000 matches on 128 streams, answering inline cost 25 % of the referee's
+        moves per second."""
+        if self._waiter is None:
+            return False
+        seats = self.seats
+        if len(seats) <= 1:
+            return True
+        first = None
+        for match_id, _ in seats:
+            if first is None:
+                first = match_id
+            elif match_id != first:
+                return False
+        return True
+
     async def ready(self) -> None:
-        """Wait until there is something to write."""
-        while not self.outbox:
+        """Wait until there is something to write and the reader is not writing."""
+        while not self.outbox or self.writing:
             waiter = self._waiter = asyncio.get_running_loop().create_future()
             try:
                 await waiter
@@ -364,6 +384,7 @@ class Referee:
 
     def _done(self, match: Match, task: asyncio.Task[MatchResult]) -> None:
         asyncio.get_running_loop().call_later(self.keep_finished_s, self._forget, match.match_id)
+        self._release_seats(match)
         if task.cancelled():
             return
         error = task.exception()
@@ -372,6 +393,17 @@ class Referee:
             return
         for callback in self.on_result:
             callback(match, task.result())
+
+    def _release_seats(self, match: Match) -> None:
+        """The match is over: its seats leave the sessions that held them, so that a stream that plays
+        match after match does not keep them all (an action for it is then refused as too late)."""
+        match_id = match.match_id
+        for seat, s in enumerate(match.seats):
+            key = (match_id, seat)
+            for session in self.sessions.get(s.token_sha256, ()):
+                session.seats.discard(key)
+            for session in self.identities.get(s.bot_name, ()):
+                session.seats.discard(key)
 
     def _forget(self, match_id: str) -> None:
         self.matches.pop(match_id, None)
@@ -437,6 +469,8 @@ class Referee:
         if match is None:
             return _refusal(action, RefusalCode.UNKNOWN_MATCH, f"no match {match_id!r} on this referee")
         if (match_id, seat) not in session.seats:
+            if match.result is not None and 0 <= seat < len(match.seats) and session.holds(match.seats[seat]):
+                return _refusal(action, RefusalCode.STALE_TURN, "the match is over")  # its seats were released
             reason = f"seat {seat} of {match_id} is not your bot's seat"
             return _refusal(action, RefusalCode.PERMISSION_DENIED, reason)
         acknowledge = functools.partial(_accepted, session, action) if session.acks else None
@@ -496,7 +530,7 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):
         reader = asyncio.get_running_loop().create_task(self._read(context, session))
         try:
             while True:
-                if not session.outbox:
+                if not session.outbox or session.writing:
                     await session.ready()
                 message = session.take()
                 if message is None:
@@ -515,8 +549,10 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):
 
     async def _read(self, context: grpc.aio.ServicerContext, session: Session) -> None:
         """Handle the bot's messages in order; the match goes on inside each action's submit. What a
-        message produces for this same stream goes out on the loop's next pass (``Session.send``). A
-        message that is not a PlayRequest ends the stream with INVALID_ARGUMENT."""
+        message produces for this same stream goes out before the next read: written here when Play (the
+        writer) is idle, as an echo server answers, else by Play as soon as its write in flight is done
+        (``Session.writing`` keeps the two from writing at once). A message that is not a PlayRequest
+        ends the stream with INVALID_ARGUMENT."""
         read = context.read
         try:
             while (request := await read()) is not grpc.aio.EOF:
@@ -542,8 +578,23 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):
                         session.send(bot_pb2.PlayResponse(pong=bot_pb2.Pong(nonce=request.ping.nonce)))
                 finally:
                     session.holding = False
-                if session.outbox:
-                    session.wake()
+                outbox = session.outbox
+                if outbox:
+                    if outbox[0] is None or not session.answers_inline():
+                        session.wake()
+                        continue
+                    # The writer is idle: the reader writes the answer itself, as an echo server would,
+                    # before it sets up its next read, and without waking another task.
+                    session.writing = True
+                    try:
+                        await context.write(session.take())
+                    except Exception as e:  # the call ended under the write (gRPC's ExecuteBatchError, AbortError)
+                        log.info("bot stream ended during a write", session_id=session.session_id, error=repr(e))
+                        return
+                    finally:
+                        session.writing = False
+                    if outbox:
+                        session.wake()
         except (asyncio.CancelledError, grpc.aio.AioRpcError):
             pass
         finally:

@@ -844,3 +844,61 @@ def test_acknowledgements_come_before_the_next_turn_on_the_same_stream() -> None
         assert match.seats[0].refusals + match.seats[1].refusals == 1
 
     run(test)
+
+
+def test_a_stream_playing_match_after_match_holds_only_the_live_matches_seats() -> None:
+    """One stream holds both seats of match after match and answers each Turn at once. While it carries one
+    match, the reader writes the next Turn itself; a second match started from outside, mid-match, sends
+    its MatchStarted past that (Play's writer waits for the reader's write) and the two matches go on
+    together. Every match completes, the stream stays open (a ping still gets its pong), a finished
+    match's seats leave the session, and a late action for it is refused as too late, not as someone
+    else's seat."""
+
+    async def test(referee: Referee, target: str) -> None:
+        token = "tok-chain"
+        referee.allow_token(token_sha256(token), "chain")
+        async with grpc.aio.insecure_channel(target) as channel:
+            stub = bot_pb2_grpc.BotServiceStub(channel)  # type: ignore[no-untyped-call]
+            call, requests = raw_session(stub, token)
+            await requests.put(bot_pb2.PlayRequest(hello=bot_pb2.Hello(bot_name="chain", omit_view_json=True)))
+            assert (await call.read()).HasField("welcome")
+            (session,) = referee.sessions[token_sha256(token)]
+            first = referee.start_match(spec("shanghaien", [token, token]))
+            matches = [first]
+            ended: dict[str, int] = {}
+            turns = 0
+            late: bot_pb2.SubmitAction | None = None
+            while len(ended) < 3 or any(n < 2 for n in ended.values()):
+                message = await call.read()
+                kind = message.WhichOneof("message")
+                if kind == "turn":
+                    turns += 1
+                    if turns == 30:  # mid-match: two more matches for this stream, started from outside
+                        assert session.seats == {(first.match_id, 0), (first.match_id, 1)}
+                        matches += [referee.start_match(spec("shanghaien", [token, token])) for _ in range(2)]
+                    t = message.turn
+                    if t.match_id == first.match_id:
+                        late = bot_pb2.SubmitAction(match_id=t.match_id, seat=t.seat, turn_id=t.turn_id,
+                                                    action=t.legal_actions[0])  # fmt: skip
+                    action = bot_pb2.SubmitAction(match_id=t.match_id, seat=t.seat, turn_id=t.turn_id,
+                                                  action=random.choice(t.legal_actions))  # fmt: skip
+                    await requests.put(bot_pb2.PlayRequest(action=action))
+                elif kind == "match_ended":
+                    match_id = message.match_ended.result.match_id
+                    ended[match_id] = ended.get(match_id, 0) + 1
+                else:
+                    assert kind == "match_started", message
+            for match in matches:
+                result = await referee.tasks[match.match_id]
+                assert result.end_reason is EndReason.COMPLETED
+            await asyncio.sleep(0)  # the matches' done callbacks
+            assert session.seats == set()
+            assert late is not None
+            await requests.put(bot_pb2.PlayRequest(action=late))
+            refused = (await call.read()).refused
+            assert (refused.code, refused.reason) == (bot_pb2.REFUSAL_CODE_STALE_TURN, "the match is over")
+            await requests.put(bot_pb2.PlayRequest(ping=bot_pb2.Ping(nonce=7)))
+            assert (await call.read()).pong.nonce == 7
+            await requests.put(None)
+
+    run(test)
