@@ -56,7 +56,7 @@ SHUTTING_DOWN = "the referee is shutting down; reconnect (an arena resumes the m
 class Session:
     """One connected bot stream. Implements the runner's SeatChannel by queueing protobuf messages in
     ``outbox``, which Play (the stream's writer) writes; the session's reader hands it the bot's
-    requests."""
+    requests, and writes the answers of a one-match stream itself (``answers_inline``)."""
 
     session_id: str
     token_hash: str
