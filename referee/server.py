@@ -372,8 +372,7 @@ class Referee:
         match = Match(spec) if resume_from is None else Match.resume(spec, resume_from)
         self.matches[spec.match_id] = match
         for seat, s in enumerate(match.seats):
-            candidates = self.sessions.get(s.token_sha256, set()) | self.identities.get(s.bot_name, set())
-            for session in candidates:
+            for session in self._holders(s):
                 if session.hello and session.wants(spec.match_id):
                     session.seats.add((spec.match_id, seat))
                     match.attach(seat, session, session.bot_version)
@@ -399,11 +398,13 @@ class Referee:
         match after match does not keep them all (an action for it is then refused as too late)."""
         match_id = match.match_id
         for seat, s in enumerate(match.seats):
-            key = (match_id, seat)
-            for session in self.sessions.get(s.token_sha256, ()):
-                session.seats.discard(key)
-            for session in self.identities.get(s.bot_name, ()):
-                session.seats.discard(key)
+            for session in self._holders(s):
+                session.seats.discard((match_id, seat))
+
+    def _holders(self, seat: Seat) -> set[Session]:
+        """The open sessions that may sit in ``seat``: by the token it was started with, or by the bot's
+        registered name (``Session.holds``)."""
+        return self.sessions.get(seat.token_sha256, set()) | self.identities.get(seat.bot_name, set())
 
     def _forget(self, match_id: str) -> None:
         self.matches.pop(match_id, None)
