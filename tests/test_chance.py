@@ -3,6 +3,7 @@ engine's probabilities."""
 
 from __future__ import annotations
 
+import hashlib
 from collections import Counter
 from fractions import Fraction
 
@@ -43,6 +44,16 @@ def test_dice_frequencies_match_the_engine() -> None:
     assert counts["dice 3 3"] / n == pytest.approx(1 / 36, abs=0.004)
     assert counts["dice 2 5"] / n == pytest.approx(2 / 36, abs=0.006)
     assert len(counts) == 21
+
+
+def test_draw_is_the_documented_derivation() -> None:
+    """RULINGS A1: the first 8 bytes of SHA-256("<seed>:<ply>"), big-endian, whichever SHA-256
+    implementation the referee uses (CPython's own, OpenSSL's when the interpreter lacks it)."""
+    assert chance.draw("abc", 0) == int.from_bytes(bytes.fromhex("5f36efce86f68877"), "big")  # SHA-256("abc:0")
+    for seed in ("abc", "bench:7", "é-seed", ""):
+        for ply in (0, 1, 9, 10, 255, 12345):
+            digest = hashlib.sha256(f"{seed}:{ply}".encode()).digest()
+            assert chance.draw(seed, ply) == int.from_bytes(digest[:8], "big")
 
 
 def test_seed_hash_is_sha256_hex() -> None:
