@@ -182,8 +182,9 @@ class PingPong:
         if self.call is None:
             self.call = bot_pb2_grpc.BotServiceStub(self.channel).Play(self.requests())  # type: ignore[no-untyped-call]
         for i in range(n):
-            t = time.perf_counter()
-            await self.out.put(bot_pb2.PlayRequest(ping=bot_pb2.Ping(nonce=i)))
+            request = bot_pb2.PlayRequest(ping=bot_pb2.Ping(nonce=i))
+            t = time.perf_counter()  # from the hand-off, as the referee's bots time their actions
+            self.out.put_nowait(request)
             await self.call.read()
             self.times.append(time.perf_counter() - t)
 
@@ -270,8 +271,9 @@ async def raw_bots(
                 await interlude()  # the other timed parties' turn
             choice = rng.choice(turn.legal_actions)
             action = bot_pb2.SubmitAction(match_id=turn.match_id, seat=turn.seat, turn_id=turn.turn_id, action=choice)
-            sent_at[turn.match_id] = time.perf_counter()
-            out.put_nowait(bot_pb2.PlayRequest(action=action))
+            request = bot_pb2.PlayRequest(action=action)
+            sent_at[turn.match_id] = time.perf_counter()  # from the hand-off, as the floor times its pings
+            out.put_nowait(request)
             figures.answered += 1
             return want_turns is not None and figures.answered >= want_turns
 
@@ -279,8 +281,9 @@ async def raw_bots(
             call = bot_pb2_grpc.BotServiceStub(channel).Play(  # type: ignore[no-untyped-call]
                 requests(), metadata=(("authorization", f"Bearer {token}"),)
             )
+            read = call.read  # the floor's client API (PingPong): ``async for`` adds an async generator's step
             try:
-                async for received in call:
+                while (received := await read()) is not grpc.aio.EOF:
                     now = time.perf_counter()
                     for message in received.batch.messages if received.HasField("batch") else (received,):
                         if await answer(message, now):
