@@ -426,10 +426,12 @@ def round_trip(moves: int, compare: str | None = None, block: int = 100) -> None
         await pinger.close()
         return pinger, bare_cpu, list(results[1:])  # type: ignore[arg-type]
 
-    pinger, bare_cpu, figures = asyncio.run(measure())
-    echo.kill()
-    for r in referees:
-        r.stop()
+    try:
+        pinger, bare_cpu, figures = asyncio.run(measure())
+    finally:  # the referees are scripts, not daemon children: they would outlive a failed run
+        echo.kill()
+        for r in referees:
+            r.stop()
     bare = pinger.times
     b_med, b_p99 = summary(bare[block:])
     print(f"round trip of one move (client and servers in separate processes; the floor and each referee"
