@@ -28,7 +28,7 @@ gRPC runs with the arena's setting (referee/grpc_env.py) in every process here, 
 
 ``--compare TREE`` times a second referee, that of the source tree TREE (say a checkout of main, with
 this file copied into its benchmarks/), in the same turns: before/after figures side by side in one run.
-The two referees take turns at running right after the floor (that place measured up to ~5 us faster).
+The two referees take turns at running right after the floor (that place measured up to ~7 us faster).
 """
 
 from __future__ import annotations
