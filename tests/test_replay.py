@@ -517,3 +517,60 @@ def test_screenshots_of_a_shangrila_and_a_shanghaien_replay(
                     small = rgb.quantize(256, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE)
                     small.save(Path(keep) / shot.name, optimize=True)
         assert_clean(browser, page)
+
+
+# ------------------------------------------------------------------- what a person reads on the pages
+
+
+def page_of(source: Path, out: Path, **seats: tuple[str, str]) -> Path:
+    """The replay page of ``source`` at ``out``, its header's seats renamed (``seat0=(name, version)``)."""
+    lines = transcripts.file_lines(source)
+    header = json.loads(lines[0])
+    for key, (name, version) in seats.items():
+        header["seats"][int(key.removeprefix("seat"))].update(bot_name=name, bot_version=version)
+    out.write_text(replay_html([json.dumps(header).encode(), *lines[1:]]), encoding="utf-8")
+    return out
+
+
+def computed(driver: Any, selector: str, prop: str) -> list[str]:
+    """The computed style ``prop`` of every element ``selector`` finds, in document order."""
+    found: list[str] = driver.execute_script(
+        "return [...document.querySelectorAll(arguments[0])].map(e => getComputedStyle(e)[arguments[1]])",
+        selector, prop)  # fmt: skip
+    return found
+
+
+def test_a_bot_has_one_colour_on_the_ladder_page_and_in_its_replays(tmp_path: Path, browser: Any) -> None:
+    from arena.colours import own_colour
+    from arena.ladder.elo import Row
+    from arena.ladder.report import board_html
+    from arena.ladder.values import HistoryPoint, Standing
+
+    bots = [("strong", "1.0"), ("greedy", "1.0"), ("random", "1.0")]
+    assert len({own_colour(*b) for b in bots}) == 3  # bots whose own colours differ keep them on every page
+    standings = [Standing(i + 1, Row(name, version, rating=1600 - 50 * i, games=20)) for i, (name, version)
+                 in enumerate(bots)]  # fmt: skip
+    histories = {key: [HistoryPoint(1_700_000_000.0 + 60 * j, 1500 + j, f"m{j}") for j in range(3)] for key in bots}
+    board = tmp_path / "board.html"
+    board.write_text(board_html("shanghaien", standings, histories, []), encoding="utf-8")
+    browser.get(board.resolve().as_uri())
+    on_ladder = dict(zip([b[0] for b in bots], computed(browser, "#leaderboard tbody .swatch", "backgroundColor"),
+                         strict=True))  # fmt: skip
+    strokes = browser.execute_script(
+        "return [...document.querySelectorAll('#rating-chart polyline.series')].map(e => [e.dataset.bot,"
+        " getComputedStyle(e).stroke])"
+    )
+    assert dict(strokes) == on_ladder  # the chart's lines: the leaderboard's swatches
+    assert len(set(on_ladder.values())) == 3
+    for seat0, seat1 in ((bots[0], bots[2]), (bots[2], bots[1]), (bots[1], bots[0])):
+        page = page_of(DATA / "scripted-shanghaien.jsonl", tmp_path / "replay.html", seat0=seat0, seat1=seat1)
+        open_page(browser, page)
+        chips = computed(browser, "#seats li .chip", "backgroundColor")
+        assert chips == [on_ladder[seat0[0]], on_ladder[seat1[0]]], (seat0, seat1)
+        crews = computed(browser, "#players tbody tr .chip", "backgroundColor")
+        assert crews == chips  # every chip of a seat on the page
+        assert_clean(browser, page)
+    page = page_of(DATA / "scripted-shanghaien.jsonl", tmp_path / "replay.html", seat0=bots[0], seat1=bots[0])
+    open_page(browser, page)
+    chips = computed(browser, "#seats li .chip", "backgroundColor")
+    assert chips[0] == on_ladder["strong"] and chips[1] != chips[0]  # one bot in two seats: two colours

@@ -12,9 +12,11 @@ import html
 import math
 import time
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Final, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from rich.table import Table
+
+from arena.colours import bot_colours
 
 if TYPE_CHECKING:
     from arena.ladder.elo import BotKey
@@ -85,8 +87,6 @@ def plot(series: Mapping[tuple[str, str, str], Sequence[HistoryPoint]], path: st
 
 # ------------------------------------------------------------------------------------ the HTML page
 
-SERIES_COLOURS: Final = ("#2f6bd0", "#d1453b", "#2f9e6e", "#e0a526", "#8a52c8", "#17a2b8", "#c2185b", "#6d4c41",
-                         "#546e7a", "#7cb342")  # fmt: skip
 _CHART = {"width": 900, "height": 340, "left": 58, "right": 18, "top": 14, "bottom": 44}
 _PAGE_STYLE = """
 :root { font-family: system-ui, -apple-system, "Segoe UI", Roboto, Arial, "Liberation Sans", "DejaVu Sans", sans-serif;
@@ -198,7 +198,7 @@ def board_html(game_id: str, standings: Sequence[Standing], histories: Mapping[B
     links = dict(replays or {})
     esc = html.escape
     keys = [s.row.key for s in standings] + [k for k in histories if k not in {s.row.key for s in standings}]
-    colours = {k: SERIES_COLOURS[i % len(SERIES_COLOURS)] for i, k in enumerate(keys)}
+    colours = dict(zip(keys, bot_colours(keys), strict=True))  # the rule the replays use (arena.colours)
 
     def swatch(key: BotKey) -> str:
         return f'<span class="swatch" style="background:{colours.get(key, "#999")}"></span>'

@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from itertools import pairwise
 from typing import Any
 
+from arena.colours import seat_colours
 from arena.replay.layout import BOARD_SIZE, VILLAGE_RADIUS, VILLAGE_XY
 from referee import games
 from referee import transcript as transcripts
@@ -217,6 +218,11 @@ def replay_data(lines: Sequence[str | bytes]) -> dict[str, Any]:
         "footer": None if recorder.foot is None else recorder.foot.to_dict(),
         "verified": {"ok": problem is None, "line": problem and problem.line, "message": problem and problem.message},
         "replay_error": replay_error,
+        # one rule with the ladder page (arena.colours): a bot looks the same on both
+        "seat_colours": seat_colours(
+            [(s.bot_name, s.bot_version) for s in header.seats],
+            first["view"].get("colours") if game.family == "shangrila" else None,
+        ),
     }
     if game.family == "shangrila":
         start = {v for bridge in first["view"]["standing_bridges"] for v in bridge}

@@ -19,8 +19,6 @@
   var GAME = D.game;
   var FOOTER = D.footer;
   var NAMES = { shangrila: "The Bridges of Shangri-La", shanghaien: "Shanghaien" };
-  var PALETTE = { red: "#d1453b", blue: "#2f6bd0", yellow: "#e8b923", violet: "#8a52c8" };
-  var SEAT_COLOURS = ["#c2462e", "#2b6cb0", "#2f9e6e", "#b7791f"];
   var NATION_COLOURS = {
     american: "#36539b", french: "#3d8fc4", german: "#4b4b4b", chinese: "#c0392b",
     dutch: "#e07b24", turkish: "#15977f", spanish: "#c9a10a", italian: "#2c9a4b"
@@ -115,9 +113,9 @@
   var FORFEITED = {};
   D.incidents.forEach(function (x) { if (x.kind === "forfeit") FORFEITED[x.seat] = x.ply; });
 
+  /* Seat colours come with the data (arena/colours.py: the rule the ladder page uses too). */
   function seatColour(seat) {
-    if (GAME.family === "shangrila" && FIRST_VIEW.colours) return PALETTE[FIRST_VIEW.colours[seat]] || SEAT_COLOURS[seat % 4];
-    return SEAT_COLOURS[seat % SEAT_COLOURS.length];
+    return (D.seat_colours && D.seat_colours[seat]) || "#888888";
   }
   function seatName(seat) {
     var x = HEADER.seats[seat];
