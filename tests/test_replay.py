@@ -574,3 +574,48 @@ def test_a_bot_has_one_colour_on_the_ladder_page_and_in_its_replays(tmp_path: Pa
     open_page(browser, page)
     chips = computed(browser, "#seats li .chip", "backgroundColor")
     assert chips[0] == on_ladder["strong"] and chips[1] != chips[0]  # one bot in two seats: two colours
+
+
+def test_the_end_of_a_shanghaien_match_shows_the_engines_scoring_nation_by_nation(
+    played: dict[str, Path], tmp_path: Path, browser: Any
+) -> None:
+    from selenium.webdriver.common.by import By
+
+    from referee.games.shanghaien.state import ShanghaienState
+
+    source = played["shanghaien"]
+    states: list[games.State] = []
+
+    class Last(transcripts.Visitor):
+        def ply(self, ply: transcripts.Ply, action: Any, before: games.State, after: games.State) -> None:
+            states.append(after)
+
+    transcripts.walk_lines(transcripts.file_lines(source), Last())
+    final = states[-1]
+    assert isinstance(final, ShanghaienState) and final.is_terminal()
+    sheet = final.score_sheet()
+    footer = footer_of(source)
+    page = page_of(source, tmp_path / "end.html")
+    open_page(browser, page)
+    browser.execute_script("window.__replay.go(arguments[0])", footer.plies - 1)
+    assert not browser.find_elements(By.ID, "final-scoring")  # before the end: the crews
+    browser.execute_script("window.__replay.go(arguments[0])", footer.plies)
+    box = browser.find_element(By.ID, "final-scoring")
+    assert box.is_displayed() and "Final scoring" in box.text
+    held = [x for x in sheet.nations if x.totals != (0, 0)]
+    rows = box.find_elements(By.CSS_SELECTOR, "tbody tr[data-nation]")
+    assert [r.get_attribute("data-nation") for r in rows] == [x.nation for x in held] + ["tricks"]
+    for row, x in zip(rows, held, strict=False):
+        totals = [e.text for e in row.find_elements(By.CSS_SELECTOR, "td.crew-col .total")]
+        points = [e.text for e in row.find_elements(By.CSS_SELECTOR, "td.pts")]
+        assert totals == [str(t) for t in x.totals], x
+        assert points == [f"+{x.points}" if x.seat == seat else "0" for seat in (0, 1)], x
+        assert x.nation in row.text.lower()
+    per_seat = [sum(x.points for x in held if x.seat == seat) + sheet.tricks[seat] for seat in (0, 1)]
+    assert per_seat == list(sheet.points) == list(footer.scores)  # the lines add up to the result
+    total = box.find_elements(By.CSS_SELECTOR, "tr.sum td.pts")
+    assert [e.text for e in total] == [str(p) for p in footer.scores]
+    box_rect, board_rect = (browser.execute_script("return arguments[0].getBoundingClientRect().toJSON()", e)
+                            for e in (box, browser.find_element(By.ID, "board")))  # fmt: skip
+    assert board_rect["top"] <= box_rect["top"] and box_rect["bottom"] <= board_rect["bottom"]  # seen whole
+    assert_clean(browser, page)

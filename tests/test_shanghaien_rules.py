@@ -132,6 +132,10 @@ class TestScoring:
         assert s.is_terminal() and s.legal_actions() == []
         assert s.scores() == [7, 8]
         assert s.ranks() == [2, 1]
+        sheet = {x.nation: (x.totals, x.seat, x.points) for x in s.score_sheet().nations if x.totals != (0, 0)}
+        assert sheet == {"spanish": ((7, 0), 0, 7), "french": ((5, 5), -1, 0), "american": ((6, 7), 1, 6),
+                         "chinese": ((1, 10), 1, 1)}  # fmt: skip
+        assert (s.score_sheet().tricks, s.score_sheet().points) == ((0, 1), (7, 8))
 
     def test_equal_scores_are_a_draw(self) -> None:
         s = finished(sailors={0: ["german-4"], 1: ["french-3", "french-1"]}, wilds={}, tricks={})

@@ -3,9 +3,11 @@
 ``replay_data(lines)`` walks the transcript with ``referee.transcript.walk`` and keeps, for every
 position (the start, then after each ply), what the engine shows of it: ``state.view(0).to_dict()``
 (both games show every seat the whole present position, S18 and H10; ``seat`` is dropped) and
-``state.scores()``. Nothing here applies a rule: the page only draws these frames. What a move did
-(the spaces a placement changed, the students a journey moved, the tiles it sent home, the cards a
-Shanghai gave out) is read by comparing the engine's frames before and after it.
+``state.scores()``; a Shanghaien replay also carries the engine's score sheet of its last position
+(``score_sheet()``: how H9 gives those points, nation by nation). Nothing here applies a rule: the page
+only draws these frames. What a move did (the spaces a placement changed, the students a journey moved,
+the tiles it sent home, the cards a Shanghai gave out) is read by comparing the engine's frames before
+and after it.
 
 Frames are stored compactly: the first one whole, each later one as a patch against the one before,
 a list of operations ``[path, value]`` (set) or ``[path]`` (delete), ``path`` being the keys and list
@@ -29,6 +31,7 @@ from arena.replay.layout import BOARD_SIZE, VILLAGE_RADIUS, VILLAGE_XY
 from referee import games
 from referee import transcript as transcripts
 from referee.games.shanghaien.deck import NATIONS, ROUNDS, TRICKS
+from referee.games.shanghaien.state import ShanghaienState
 from referee.games.shangrila.board import RED_WALLED_VILLAGE
 
 SCHEMA = 1
@@ -160,11 +163,13 @@ class _Recorder(transcripts.Visitor):
         self.moves: list[dict[str, Any]] = []
         self.incidents: list[dict[str, Any]] = []
         self.foot: transcripts.Footer | None = None
+        self.last: games.State | None = None  # the position the replay ends on
 
     def header(self, header: transcripts.Header, state: games.State) -> None:
         self.head = header
         self.family = state.game.family
         self.frames.append(frame(state))
+        self.last = state
 
     def ply(self, ply: transcripts.Ply, action: Any, before: games.State, after: games.State) -> None:
         prev = self.frames[-1]
@@ -181,6 +186,7 @@ class _Recorder(transcripts.Visitor):
             move.update(shanghaien_effect(prev["view"], now["view"]))
         self.moves.append(move)
         self.frames.append(now)
+        self.last = after
 
     def incident(self, event: transcripts.Incident, state: games.State) -> None:
         d = event.to_dict()
@@ -234,6 +240,8 @@ def replay_data(lines: Sequence[str | bytes]) -> dict[str, Any]:
         }  # fmt: skip
     elif game.family == "shanghaien":
         data["deck"] = {"rounds": ROUNDS, "nations": list(NATIONS), "tricks": list(TRICKS)}
+        if isinstance(recorder.last, ShanghaienState):  # the engine's own H9 lines, drawn at the end
+            data["scoring"] = recorder.last.score_sheet().to_dict()
     return data
 
 

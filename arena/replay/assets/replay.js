@@ -130,6 +130,10 @@
     e.style.background = seatColour(seat);
     return e;
   }
+  /* The seat's number, beside its bot's name wherever seats are listed: one bot may sit in several seats. */
+  function seatTag(seat) {
+    return h("span", { "class": "seat-no", text: "seat " + seat });
+  }
   function who(seat) {
     return h("span", null, chip(seat), " ", seat < 0 ? "chance" : seatName(seat));
   }
@@ -544,7 +548,8 @@
       }
       tavern.appendChild(cardBox(pos, t, undefined));
     }
-    var crews = h("div", { "class": "crews" }, [0, 1].map(function (seat) { return crewPanel(v, seat); }));
+    var crews = k === LAST && D.scoring ? scoreSheet(v)
+      : h("div", { "class": "crews" }, [0, 1].map(function (seat) { return crewPanel(v, seat); }));
     var deckLeft = 0;
     Object.keys(v.deck_left).forEach(function (c) { deckLeft += v.deck_left[c]; });
     var deck = h("div", { "class": "deck", text: "deck: " + plural(deckLeft, "card") + " left" +
@@ -590,6 +595,63 @@
     });
   }
 
+  /* A crew's cards of one nation: its sailors, then its wild sailors (worth 2). */
+  function nationCards(c, n) {
+    var cards = c.sailors.filter(function (x) { return cardFace(x).nation === n; }).map(function (x) {
+      var e = h("span", { "class": "mini", text: cardFace(x).value, title: x });
+      e.style.background = NATION_COLOURS[n] || "#777";
+      return e;
+    });
+    c.wild.forEach(function (w) {
+      if (w[1] === n) cards.push(h("span", { "class": "mini wild", text: "2", title: "wild sailor (" + w[0] + " card)" }));
+    });
+    return cards;
+  }
+  function nationName(n) {
+    var dot = h("span", { "class": "chip" });
+    dot.style.background = NATION_COLOURS[n] || "#777";
+    return h("span", { "class": "nname" }, dot, n);
+  }
+
+  /* The engine's score sheet of the last position (D.scoring: ShanghaienState.score_sheet()), nation by
+     nation: both crews' cards and totals side by side, and the points each seat gets for it, so the
+     points add up in front of the reader. The page computes none of it. */
+  function scoreSheet(v) {
+    var S = D.scoring;
+    var seats = [0, 1];
+    var pts = function (seat, n, won) {
+      return h("td", { "class": "pts" + (won ? " won" : ""), "data-seat": seat, text: won ? "+" + n : "0" });
+    };
+    var rows = S.nations.filter(function (x) { return x.totals[0] || x.totals[1]; }).map(function (x) {
+      return h("tr", { "data-nation": x.nation, "data-scored-by": x.seat, "data-points": x.points,
+        title: x.seat >= 0 ? x.nation + ": " + seatName(x.seat) + " scores " + x.points : x.nation + ": nobody scores" },
+        h("td", null, nationName(x.nation)),
+        seats.map(function (seat) {
+          return h("td", { "class": "crew-col", "data-seat": seat }, h("span", { "class": "cards" }, nationCards(v.crews[seat], x.nation)),
+            h("b", { "class": "total", text: x.totals[seat] }));
+        }),
+        seats.map(function (seat) { return pts(seat, x.points, x.seat === seat); }));
+    });
+    var tricks = h("tr", { "data-nation": "tricks" }, h("td", { text: "dirty tricks" }),
+      seats.map(function (seat) {
+        return h("td", { "class": "crew-col", "data-seat": seat }, h("span", { "class": "label", text: "unplayed " }),
+          h("b", { "class": "total", text: S.tricks[seat] }));
+      }),
+      seats.map(function (seat) { return pts(seat, S.tricks[seat], S.tricks[seat] > 0); }));
+    var total = h("tr", { "class": "sum" }, h("td", { colspan: 3, text: "points" }),
+      seats.map(function (seat) { return h("td", { "class": "pts", "data-seat": seat, text: S.points[seat] }); }));
+    var over = v.phase === "over";
+    return h("div", { "class": "score-sheet", id: "final-scoring", "data-points": JSON.stringify(S.points) },
+      h("h3", { text: over ? "Final scoring" : "Scoring as the crews stood when the match ended" }),
+      h("table", null,
+        h("thead", null, h("tr", null, h("th", { text: "nation" }),
+          seats.map(function (seat) { return h("th", { "class": "crew-col" }, who(seat), " ", seatTag(seat), h("span", { "class": "label", text: " crew" })); }),
+          seats.map(function (seat) { return h("th", { "class": "pts", title: seatName(seat) + "'s points" }, chip(seat), " points"); }))),
+        h("tbody", null, rows, tricks, total)),
+      h("p", { "class": "label", text: "Both crews hold a nation: the stronger scores the weaker one's total (equal: nobody). " +
+        "One crew alone: its own total. An unplayed dirty trick: 1 point." }));
+  }
+
   function crewPanel(v, seat) {
     var c = v.crews[seat];
     var supply = h("span", { "class": "row" });
@@ -603,18 +665,8 @@
     });
     var nations = (D.deck && D.deck.nations) || Object.keys(NATION_COLOURS);
     var rows = nations.filter(function (n) { return c.strength[n]; }).map(function (n) {
-      var cards = c.sailors.filter(function (x) { return cardFace(x).nation === n; }).map(function (x) {
-        var e = h("span", { "class": "mini", text: cardFace(x).value, title: x });
-        e.style.background = NATION_COLOURS[n] || "#777";
-        return e;
-      });
-      c.wild.forEach(function (w) {
-        if (w[1] === n) cards.push(h("span", { "class": "mini wild", text: "2", title: "wild sailor (" + w[0] + " card)" }));
-      });
-      var dot = h("span", { "class": "chip" });
-      dot.style.background = NATION_COLOURS[n] || "#777";
       return h("div", { "class": "nation-row", "data-nation": n },
-        h("span", { "class": "nname" }, dot, n), h("span", { "class": "cards" }, cards),
+        nationName(n), h("span", { "class": "cards" }, nationCards(c, n)),
         h("span", { "class": "strength", text: c.strength[n] }));
     });
     return h("div", { "class": "crew" + (v.to_move === seat ? " to-move" : ""), "data-seat": seat },

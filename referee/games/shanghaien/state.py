@@ -30,7 +30,7 @@ from referee.games.shanghaien.deck import (
     WILD_VALUE,
 )
 from referee.games.shanghaien.render import render as render_state
-from referee.games.shanghaien.view import ShanghaienView
+from referee.games.shanghaien.view import NationScore, ScoreSheet, ShanghaienView
 
 
 class Phase:
@@ -477,19 +477,24 @@ class ShanghaienState:
         """H9 scoring of the crews as they stand (the final score once the game is over)."""
         s = [0, 0]
         for n in range(NN):
-            t0, t1 = self.nation_total[n], self.nation_total[NN + n]
-            if t0 and t1:
-                if t0 > t1:
-                    s[0] += t1
-                elif t1 > t0:
-                    s[1] += t0
-            elif t0:
-                s[0] += t0
-            elif t1:
-                s[1] += t1
+            seat, won = nation_award(self.nation_total[n], self.nation_total[NN + n])
+            if seat >= 0:
+                s[seat] += won
         for seat in (0, 1):
             s[seat] += sum(self.tricks[seat * NT : seat * NT + NT])
         return s
+
+    def score_sheet(self) -> ScoreSheet:
+        """``points()`` line by line, for a person checking a result: each nationality's totals and who
+        scores it for how much, and the unplayed dirty tricks each seat holds (one point each)."""
+        nations = []
+        for n in range(NN):
+            t0, t1 = self.nation_total[n], self.nation_total[NN + n]
+            seat, won = nation_award(t0, t1)
+            nations.append(NationScore(NATIONS[n], (t0, t1), seat, won))
+        tricks = (sum(self.tricks[:NT]), sum(self.tricks[NT : 2 * NT]))
+        p0, p1 = self.points()
+        return ScoreSheet(tuple(nations), tricks, (p0, p1))
 
     def scores(self) -> list[int]:
         return self.points()
@@ -514,6 +519,19 @@ class ShanghaienState:
 
     def __repr__(self) -> str:
         return f"<ShanghaienState round={self.round} phase={self.phase} to_move={self.current_player()}>"
+
+
+def nation_award(t0: int, t1: int) -> tuple[int, int]:
+    """H9 for one nationality, from seat 0's and seat 1's totals: (the seat that scores it, the points),
+    ``(-1, 0)`` when nobody does (neither holds any, or the totals are equal). The one place the rule is
+    written: ``points`` adds these up and ``score_sheet`` lists them."""
+    if t0 and t1:  # both hold some: the higher total scores the lower one
+        if t0 == t1:
+            return -1, 0
+        return (0, t1) if t0 > t1 else (1, t0)
+    if t0 or t1:  # one holds some: its own total
+        return (0, t0) if t0 else (1, t1)
+    return -1, 0
 
 
 _TRICK_TYPE: Final = tuple(next(c.index for c in CARD_TYPES if c.trick == k) for k in range(NT))

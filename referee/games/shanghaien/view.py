@@ -40,6 +40,34 @@ class TavernCard:
 
 
 @dataclass(frozen=True, slots=True)
+class NationScore:
+    """One nationality's line of the H9 scoring."""
+
+    nation: str
+    totals: tuple[int, int]  # each seat's crew strength in it, wild sailors counted 2
+    seat: int  # the seat that scores it; -1 for nobody (no sailors, or equal totals)
+    points: int
+
+
+@dataclass(frozen=True, slots=True)
+class ScoreSheet:
+    """How ``points`` come about (H9), line by line: what a replay shows at the end of a match."""
+
+    nations: tuple[NationScore, ...]  # every nationality, in deck order
+    tricks: tuple[int, int]  # unplayed dirty-tricks cards each seat holds: one point each
+    points: tuple[int, int]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "nations": [
+                {"nation": x.nation, "totals": list(x.totals), "seat": x.seat, "points": x.points} for x in self.nations
+            ],
+            "tricks": list(self.tricks),
+            "points": list(self.points),
+        }
+
+
+@dataclass(frozen=True, slots=True)
 class ShanghaienView:
     game_id: str
     seat: int
