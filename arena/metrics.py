@@ -84,6 +84,11 @@ RELAY_REATTACHED: Final = Counter(
     "arena_relay_reattached_total", "Relayed matches re-attached to a new worker after theirs was lost",
     registry=None,
 )  # fmt: skip
+RELAY_RETRIES: Final = Counter(
+    "arena_relay_retries_total",
+    "Attempts to reach the worker of a relayed match that failed before its Welcome (counted, not logged)",
+    registry=None,
+)
 MATCHES_REQUESTED: Final = Counter(
     "arena_matches_requested_total", "Matches queued through this gateway", registry=None
 )
@@ -108,7 +113,7 @@ REDIS_OPS: Final[dict[str, tuple[str, ...]]] = {
     LADDER: ("ladder-consume", "ladder-schedule", "scrape", "health"),
 }
 FAMILIES: Final[dict[str, tuple[Any, ...]]] = {
-    GATEWAY: (BOT_SESSIONS, RELAYED_STREAMS, RELAY_REATTACHED, MATCHES_REQUESTED, REDIS_ERRORS),
+    GATEWAY: (BOT_SESSIONS, RELAYED_STREAMS, RELAY_REATTACHED, RELAY_RETRIES, MATCHES_REQUESTED, REDIS_ERRORS),
     WORKER: (MATCHES_RUNNING, MATCHES_FINISHED, MATCHES_RESUMED, MOVE_LATENCY, TIMEOUTS, REFUSALS, FORFEITS,
              LEASES_HELD, LEASES_LOST, REDIS_ERRORS),
     LADDER: (LADDER_APPLIED, LADDER_SCHEDULED, LADDER_PAUSED, REDIS_ERRORS),

@@ -115,8 +115,14 @@ class PendingTurn:
 class Match:
     """One match in progress. ``run()`` plays it to the end and returns the result."""
 
-    def __init__(self, spec: MatchSpec, *, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self, spec: MatchSpec, *, clock: Callable[[], float] = time.monotonic, hold_end: bool = False
+    ) -> None:
         self.spec = spec
+        # the seats' MatchEnded waits for ``announce_end``: the host records the result first, so that a bot
+        # is never told a result its host could still lose (a worker killed before it stored the end)
+        self.hold_end = hold_end
+        self.end_announced = False
         self.match_id = spec.match_id
         self.game = games.get(spec.game_id)
         self._two_players = self.game.num_players == 2
@@ -161,6 +167,11 @@ class Match:
         if bot_version:
             s.bot_version = bot_version
         s.history_sent = 0
+        if self.result is not None:  # over: a bot back after the end hears it, once it may be told
+            if self.end_announced:
+                channel.match_started(self, seat)
+                self._tell_end(seat)
+            return
         if s.disconnect_timer is not None:
             s.disconnect_timer.cancel()
             s.disconnect_timer = None
@@ -574,6 +585,22 @@ class Match:
         self.log.info("match ended", end_reason=r.end_reason.value, ranks=[x.rank for x in r.seats],
                       scores=[x.score for x in r.seats], plies=self.ply)  # fmt: skip
 
+    def announce_end(self) -> None:
+        """Send the result (MatchEnded) to the seats: when the match is decided, or, with ``hold_end``,
+        when the host has recorded it. Seats that come back later get it as they attach."""
+        assert self.result is not None
+        self.end_announced = True
+        for seat, s in enumerate(self.seats):
+            if s.channel is not None:
+                self._tell_end(seat)
+
+    def _tell_end(self, seat: int) -> None:
+        s = self.seats[seat]
+        assert self.result is not None and s.channel is not None
+        history_from = s.history_sent
+        s.history_sent = self.ply
+        s.channel.match_ended(self, seat, self.result, history_from)
+
     def _finish(self, end: EndReason, detail: str = "") -> Footer:
         """Set the result and send it to the seats; returns the footer for ``_end`` to write."""
         n = self.game.num_players
@@ -606,11 +633,8 @@ class Match:
             plies=self.ply,
             detail=detail,
         )
-        for seat, s in enumerate(self.seats):
-            if s.channel is not None:
-                history_from = s.history_sent
-                s.history_sent = self.ply
-                s.channel.match_ended(self, seat, self.result, history_from)
+        if not self.hold_end:
+            self.announce_end()
         return Footer(
             end_reason=end.value,
             plies=self.ply,

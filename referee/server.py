@@ -50,6 +50,7 @@ _HEX_DIGITS = frozenset("0123456789abcdef")
 REFEREE_VERSION = SDK_VERSION
 PLAY = f"/{service_name(bot_pb2, 'BotService')}/Play"
 SHUTTING_DOWN = "the referee is shutting down; reconnect (an arena resumes the match on another worker)"
+MOVED = "the match moved to another worker: follow it there (the arena's gateway does so itself)"
 
 
 @dataclass(eq=False)
@@ -315,8 +316,11 @@ class Referee:
         admin_token: str | None = None,
         keep_finished_s: float = 600.0,
         authorizer: Authorizer | None = None,
+        hold_results: bool = False,
     ) -> None:
         self.admin_token = admin_token
+        # the host (an arena worker) records each result before the bots hear it: ``announce`` / ``abandon``
+        self.hold_results = hold_results
         self.authorizer = authorizer
         self.keep_finished_s = keep_finished_s  # finished matches stay queryable this long, then are dropped
         self.matches: dict[str, Match] = {}
@@ -369,7 +373,8 @@ class Referee:
         """Run a match; with ``resume_from`` (its transcript lines so far), take it over where it stopped."""
         if spec.match_id in self.matches:
             raise KeyError(f"match {spec.match_id!r} already exists")
-        match = Match(spec) if resume_from is None else Match.resume(spec, resume_from)
+        hold = self.hold_results
+        match = Match(spec, hold_end=hold) if resume_from is None else Match.resume(spec, resume_from, hold_end=hold)
         self.matches[spec.match_id] = match
         for seat, s in enumerate(match.seats):
             for session in self._holders(s):
@@ -383,7 +388,12 @@ class Referee:
 
     def _done(self, match: Match, task: asyncio.Task[MatchResult]) -> None:
         asyncio.get_running_loop().call_later(self.keep_finished_s, self._forget, match.match_id)
-        self._release_seats(match)
+        unfinished = task.cancelled() or task.exception() is not None
+        if not self.hold_results:
+            self._release_seats(match)
+        elif unfinished:  # the host will not record it: another worker takes the match over
+            self.abandon(match.match_id, MOVED)
+        # else the host records the result, then calls ``announce`` (or ``abandon``)
         if task.cancelled():
             return
         error = task.exception()
@@ -392,6 +402,34 @@ class Referee:
             return
         for callback in self.on_result:
             callback(match, task.result())
+
+    def announce(self, match_id: str) -> None:
+        """The host recorded the match's result: its bots are told now (``hold_results``)."""
+        match = self.matches.get(match_id)
+        if match is None or match.result is None or match.end_announced:
+            return
+        match.announce_end()
+        self._release_seats(match)
+
+    def abandon(self, match_id: str, reason: str) -> None:
+        """The host cannot finish the match here (another worker holds it now): its bots are told no
+        result. A stream that named only this match ends with UNAVAILABLE and ``reason``, so that it
+        follows the match to the worker that runs it now (the gateway's relay does so at once); other
+        streams just leave its seats."""
+        match = self.matches.pop(match_id, None)
+        self.tasks.pop(match_id, None)
+        if match is None:
+            return
+        for seat, s in enumerate(match.seats):
+            for session in self._holders(s):
+                if (match_id, seat) not in session.seats:
+                    continue
+                session.seats.discard((match_id, seat))
+                if session.match_filter == frozenset((match_id,)):
+                    session.closing = reason
+                    self.close_session(session)
+                    session.end()
+            s.channel = None
 
     def _release_seats(self, match: Match) -> None:
         """The match is over: its seats leave the sessions that held them, so that a stream that plays
@@ -439,11 +477,14 @@ class Referee:
             )
         )  # fmt: skip
         for match in self.matches.values():
-            if match.result is not None or not session.wants(match.match_id):
+            if not session.wants(match.match_id):
                 continue
+            if match.result is not None and match.match_id not in session.match_filter:
+                continue  # an ended match is told only to a stream that names it (one back after the end)
             for seat, s in enumerate(match.seats):
                 if session.holds(s):
-                    session.seats.add((match.match_id, seat))
+                    if not match.end_announced:
+                        session.seats.add((match.match_id, seat))
                     match.attach(seat, session, session.bot_version)
 
     def close_session(self, session: Session) -> None:

@@ -12,6 +12,7 @@ import importlib
 import importlib.util
 import inspect
 import random
+import sys
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -383,11 +384,20 @@ def _load(spec: str, factory: Callable[[str], Bot] | None) -> Bot:
         path = Path(where)
         if not path.is_file():
             raise BotLoadError(f"cannot load bot {spec!r}: no file {where}")
-        module_spec = importlib.util.spec_from_file_location(path.stem, path)
+        module_spec = importlib.util.spec_from_file_location(f"arena_bot_{path.stem}", path)
         if module_spec is None or module_spec.loader is None:
             raise BotLoadError(f"cannot load bot {spec!r}: {where} is not a Python module")
         module = importlib.util.module_from_spec(module_spec)
-        module_spec.loader.exec_module(module)
+        # registered before it runs, as an import would be: dataclasses, typing and pickle look the
+        # module up by name while its classes are made; its folder is importable, as with ``python FILE``
+        sys.modules[module_spec.name] = module
+        if str(path.resolve().parent) not in sys.path:
+            sys.path.append(str(path.resolve().parent))
+        try:
+            module_spec.loader.exec_module(module)
+        except BaseException:
+            sys.modules.pop(module_spec.name, None)
+            raise
     else:
         module = importlib.import_module(where)
     cls = getattr(module, name, None)

@@ -216,3 +216,39 @@ def test_play_names_the_bot_that_cannot_be_loaded(tmp_path: Path) -> None:
     done = arena("play", "hangs.py:HangOnExit", "--vs", "hangs.py:Broken", "--json", cwd=tmp_path, timeout=120)
     assert done.returncode == 2 and done.stdout == ""
     assert "cannot load bot 'hangs.py:Broken': RuntimeError: no model file" in done.stderr
+
+
+DATACLASS_BOT = '''
+from dataclasses import dataclass, field
+
+from helper_weights import WEIGHT  # a module beside the bot's file, as ``python mybot.py`` would find it
+from sdk import Bot, Turn
+
+
+@dataclass
+class Memory:
+    seen: list[str] = field(default_factory=list)
+
+
+class Remembers(Bot):
+    name, version = "remembers", "1"
+
+    def __init__(self) -> None:
+        self.memory = Memory()
+
+    def act(self, turn: Turn):
+        self.memory.seen.append(turn.match_id)
+        return turn.legal_actions[WEIGHT % len(turn.legal_actions)]
+'''
+
+
+def test_a_bot_file_may_use_dataclasses_and_import_its_neighbours(tmp_path: Path) -> None:
+    """A bot file is loaded as an import is: it is in ``sys.modules`` while it runs (``@dataclass`` looks
+    its module up there; loading one once failed with "'NoneType' object has no attribute '__dict__'") and
+    its folder is importable."""
+    from sdk.client import load_bot
+
+    (tmp_path / "remembers.py").write_text(DATACLASS_BOT)
+    (tmp_path / "helper_weights.py").write_text("WEIGHT = 3\n")
+    bot = load_bot(f"{tmp_path / 'remembers.py'}:Remembers")
+    assert bot.name == "remembers" and type(bot).__name__ == "Remembers"

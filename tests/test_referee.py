@@ -902,3 +902,77 @@ def test_a_stream_playing_match_after_match_holds_only_the_live_matches_seats() 
             await requests.put(None)
 
     run(test)
+
+
+def test_a_held_result_reaches_the_bots_only_when_announced_and_an_abandoned_match_sends_its_streams_on() -> None:
+    """An arena worker records each result before its bots hear it (``Referee(hold_results=True)``): a
+    worker killed between the two once told bots a result that the worker taking the match over then
+    replaced by a forfeit. Until ``announce`` the bots get no MatchEnded; a bot back after the announcement
+    gets MatchStarted and MatchEnded at once; a match the host gives up (``abandon``: its lease is lost)
+    ends the streams that named only it with UNAVAILABLE, so that the gateway follows it to its new worker."""
+
+    async def main() -> None:
+        referee = Referee(hold_results=True)
+        server, port = await start_server(referee)
+        try:
+            async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+                stub = bot_pb2_grpc.BotServiceStub(channel)  # type: ignore[no-untyped-call]
+                for ending in ("announce", "abandon"):
+                    tokens = ["t0-" + ending, "t1-" + ending]
+                    match = referee.start_match(spec("shanghaien", tokens, seed="held"))
+                    seen: dict[int, list[str]] = {0: [], 1: []}
+                    calls = []
+                    for i, token in enumerate(tokens):
+                        call, out = raw_session(stub, token)
+                        out.put_nowait(bot_pb2.PlayRequest(hello=bot_pb2.Hello(
+                            bot_name=f"bot{i}", bot_version="1", match_ids=[match.match_id])))  # fmt: skip
+                        calls.append((call, out))
+
+                    async def play(i: int, calls: list[Any] = calls, seen: dict[int, list[str]] = seen) -> None:
+                        call, out = calls[i]
+                        async for message in call:
+                            seen[i].append(message.WhichOneof("message"))
+                            if message.HasField("turn"):
+                                t = message.turn
+                                out.put_nowait(bot_pb2.PlayRequest(action=bot_pb2.SubmitAction(
+                                    match_id=t.match_id, seat=t.seat, turn_id=t.turn_id,
+                                    action=t.legal_actions[0])))  # fmt: skip
+
+                    players = [asyncio.create_task(play(i)) for i in (0, 1)]
+                    await referee.tasks[match.match_id]
+                    await asyncio.sleep(0.3)
+                    assert match.result is not None and "match_ended" not in seen[0] + seen[1]  # held
+                    if ending == "announce":
+                        referee.announce(match.match_id)
+                        for _ in range(100):
+                            if all(s and s[-1] == "match_ended" for s in seen.values()):
+                                break
+                            await asyncio.sleep(0.05)
+                        assert all(s[-1] == "match_ended" for s in seen.values()), seen
+                        referee.allow_token(token_sha256(tokens[0]), "bot0")  # as an arena's registry would
+                        late, out = raw_session(stub, tokens[0])  # back after the end: told at once
+                        out.put_nowait(bot_pb2.PlayRequest(hello=bot_pb2.Hello(
+                            bot_name="bot0", bot_version="1", match_ids=[match.match_id])))  # fmt: skip
+                        kinds = []
+                        async for message in late:
+                            kinds.append(message.WhichOneof("message"))
+                            if len(kinds) == 3:
+                                break
+                        assert kinds == ["welcome", "match_started", "match_ended"]
+                        late.cancel()
+                    else:
+                        referee.abandon(match.match_id, "moved")
+                        for p in players:
+                            with pytest.raises(grpc.aio.AioRpcError) as e:
+                                await asyncio.wait_for(p, 5)
+                            assert e.value.code() == grpc.StatusCode.UNAVAILABLE and e.value.details() == "moved"
+                        assert "match_ended" not in seen[0] + seen[1]
+                    for p in players:
+                        p.cancel()
+                    for call, _ in calls:
+                        call.cancel()
+        finally:
+            await referee.shutdown()
+            await server.stop(None)
+
+    asyncio.run(main())

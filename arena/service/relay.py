@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import random
 import secrets
 import time
 from collections.abc import Awaitable, Callable
@@ -46,7 +47,13 @@ HELLO_TIMEOUT_S: Final = 30.0
 """A stream that sends no Hello in this long is closed."""
 REATTACH_S: Final = 90.0
 """How long a match may be without a reachable worker (its lease runs out, another worker resumes it)
-before the bot's stream ends with UNAVAILABLE."""
+before the bot's stream ends with UNAVAILABLE, counted from when its stream was lost."""
+POLL_MIN_S: Final = 0.05
+POLL_MAX_S: Final = 0.25
+"""How often a stream without a worker reads where its match runs now (back-off with jitter)."""
+REDIAL_MIN_S: Final = 0.05
+REDIAL_MAX_S: Final = 5.0
+"""How soon a worker that failed a stream is dialled again (back-off with jitter, per address)."""
 MAX_MATCHES_PER_STREAM: Final = 64
 CHANNEL_OPTIONS: Final = [
     ("grpc.max_receive_message_length", 8 * 1024 * 1024),
@@ -78,8 +85,10 @@ class _Link:
 
     match_id: str
     hello: bytes
+    log: Any
     call: Any = None
     ready: asyncio.Event = field(default_factory=asyncio.Event)
+    attached: bool = False  # it has had a live stream to a worker
 
 
 class PlayRelay:
@@ -99,7 +108,8 @@ class PlayRelay:
         self.worker_tls = worker_tls
         self.limiter = limiter
         self.channels: dict[str, grpc.aio.Channel] = {}
-        self.users: dict[str, int] = {}  # worker address -> links attached to it now
+        self.users: dict[str, int] = {}  # worker address -> streams holding its channel (``_acquire``)
+        self.stale: set[str] = set()  # addresses whose channel goes when its last user leaves
 
     def handler(self) -> grpc.GenericRpcHandler:
         play = grpc.stream_stream_rpc_method_handler(self.play)  # bytes in, bytes out: no (de)serialisers
@@ -110,16 +120,29 @@ class PlayRelay:
             await channel.close()
         self.channels.clear()
 
-    def _channel(self, address: str) -> grpc.aio.Channel:
+    def _acquire(self, address: str) -> grpc.aio.Channel:
+        """The shared channel to a worker, held until ``_release``: held for a whole attempt (dialling,
+        the Welcome, the stream), so that no other stream closes it under an attempt in progress."""
         channel = self.channels.get(address)
         if channel is None:
             channel = self.channels[address] = aio_channel(address, self.worker_tls, CHANNEL_OPTIONS)
+        self.users[address] = self.users.get(address, 0) + 1
         return channel
 
+    def _release(self, address: str) -> None:
+        self.users[address] -= 1
+        if self.users[address] <= 0 and address in self.stale:
+            self._close(address)
+
     def _forget(self, address: str) -> None:
-        """Close the channel to a worker that no longer runs any match we relay (it died, or moved)."""
-        if self.users.get(address):
-            return
+        """A worker that no longer runs a match we relay (it died, or the match moved): its channel is
+        closed as soon as no stream holds it."""
+        self.stale.add(address)
+        if self.users.get(address, 0) <= 0:
+            self._close(address)
+
+    def _close(self, address: str) -> None:
+        self.stale.discard(address)
         self.users.pop(address, None)
         channel = self.channels.pop(address, None)
         if channel is not None:
@@ -175,7 +198,7 @@ class PlayRelay:
                 await abort(context, *refusal)
         session_id = "r" + secrets.token_hex(6)
         slog = log.bind(bot=bot.name, session_id=session_id)
-        links = {m: _Link(m, _upstream_hello(hello, m)) for m in match_ids}
+        links = {m: _Link(m, _upstream_hello(hello, m), slog) for m in match_ids}
         writing = asyncio.Lock()
         welcome = bot_pb2.PlayResponse(
             welcome=bot_pb2.Welcome(
@@ -194,8 +217,12 @@ class PlayRelay:
             while any(not p.done() for p in pumps):  # until every match ended (the bot has its MatchEnded)
                 done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
                 for task in done:
+                    if task.cancelled():  # not by us: never leave the bot's stream without a status
+                        await abort(context, grpc.StatusCode.UNAVAILABLE, "the gateway lost the stream; reconnect")
                     error = task.exception()
                     if isinstance(error, _RefusedError):
+                        slog.info("relayed stream ended by the worker's answer", code=error.code.name,
+                                  details=error.details)  # fmt: skip
                         await abort(context, error.code, error.details)
                     if error is not None:
                         raise error
@@ -239,7 +266,7 @@ class PlayRelay:
                     continue
             if link is None:
                 continue
-            if link.call is None:
+            while link.call is None:
                 await link.ready.wait()  # re-attaching: the action is most likely stale, the worker says so
             with contextlib.suppress(grpc.aio.AioRpcError, asyncio.InvalidStateError):
                 await link.call.write(message)
@@ -249,72 +276,116 @@ class PlayRelay:
         self_only: bool,
     ) -> None:
         """The worker's messages for one match to the bot, re-attaching to whichever worker runs the
-        match until it has finished. ``_RefusedError`` when the worker refuses the bot."""
+        match until it has finished. ``_RefusedError`` when the worker refuses the bot, or when no worker
+        has run the match for ``REATTACH_S`` since its stream was lost.
+
+        Between attempts the match's record is read again (a takeover changes its address) with a short
+        back-off, while a worker that just failed is dialled again only after a back-off of its own, with
+        jitter: a dead worker costs a few attempts a minute per stream, not twenty a second."""
         metadata = (("authorization", f"Bearer {token}"),)
-        since = time.monotonic()
-        delay = 0.05
-        attached = False
+        since = time.monotonic()  # when the match last had a live stream (or the relay started trying)
+        poll = POLL_MIN_S
         lost = ""  # the worker whose stream broke last
+        redial: dict[str, tuple[float, float]] = {}  # address -> (not before, its back-off)
+        error = ""
         while True:
             status, address = await asyncio.to_thread(self._where, link.match_id)
-            if lost and address != lost:  # the match moved on: the lost worker's channel goes unless in use
+            if lost and address != lost:  # the match moved on: the lost worker's channel goes once unused
                 self._forget(lost)
                 lost = ""
-            if status == MatchStatus.FINISHED and attached:
+            if status == MatchStatus.FINISHED and link.attached:
                 return
             if status == MatchStatus.FINISHED:
                 raise _RefusedError(grpc.StatusCode.FAILED_PRECONDITION, f"match {link.match_id} has finished")
-            if status == MatchStatus.RUNNING and address:
-                call = self._channel(address).stream_stream(PLAY)(metadata=metadata)
-                try:
-                    await call.write(link.hello)
-                    greeting = await call.read()  # the worker's Welcome: the bot has the gateway's
-                    if greeting is grpc.aio.EOF:
-                        code = await call.code()
-                        if code in _FINAL_CODES:
-                            raise _RefusedError(code, await call.details())
-                        raise grpc.aio.AioRpcError(code, grpc.aio.Metadata(), grpc.aio.Metadata(), await call.details())
-                    if not _is_welcome(greeting):
-                        async with writing:
-                            await context.write(greeting)
-                    link.call = call
-                    self.users[address] = self.users.get(address, 0) + 1
-                    link.ready.set()
-                    if attached:
-                        metrics.RELAY_REATTACHED.inc()
-                        slog.info("match re-attached to its new worker", match_id=link.match_id, worker=address)
-                    attached = True
-                    while True:
-                        message = await call.read()
-                        if message is grpc.aio.EOF:
-                            break
-                        if self_only:  # the stream's one writer: no lock on the hot path
-                            await context.write(message)
-                        else:
-                            async with writing:
-                                await context.write(message)
-                        if message[:1] == _MATCH_ENDED_TAG and _is_match_ended(message):
-                            return  # the bot has its result; the stream ends when every named match has
-                    code = await call.code()
-                    if code in _FINAL_CODES:
-                        raise _RefusedError(code, await call.details())
-                except grpc.aio.AioRpcError as e:
-                    if e.code() in _FINAL_CODES:
-                        raise _RefusedError(e.code(), e.details() or e.code().name) from None
-                    slog.info("worker stream lost", match_id=link.match_id, worker=address, code=e.code().name)
-                finally:
-                    if link.call is not None:
-                        self.users[address] -= 1
-                    link.call = None
-                    link.ready.clear()
-                    call.cancel()
-                since = time.monotonic()
-                delay = 0.05
+            not_before, backoff = redial.get(address, (0.0, REDIAL_MIN_S))
+            if status == MatchStatus.RUNNING and address and time.monotonic() >= not_before:
+                outcome, error = await self._attempt(link, address, metadata, context, writing, self_only)
+                if outcome == _ENDED:
+                    return
+                if outcome == _BROKE:  # it had a live stream: the clock and the back-offs start again
+                    slog.info("worker stream lost", match_id=link.match_id, worker=address, error=error)
+                    since = time.monotonic()
+                    poll = POLL_MIN_S
+                    redial.clear()
+                    backoff = REDIAL_MIN_S
+                else:
+                    metrics.RELAY_RETRIES.inc()
+                    backoff = min(REDIAL_MAX_S, backoff * 2)
+                redial[address] = (time.monotonic() + backoff * random.uniform(0.5, 1.0), backoff)
                 lost = address
             if time.monotonic() - since > REATTACH_S:
-                raise _RefusedError(grpc.StatusCode.UNAVAILABLE, f"no worker runs {link.match_id} now; reconnect later")
-            await asyncio.sleep(delay)
-            delay = min(0.5, delay * 2)
+                why = f" (last error: {error})" if error else ""
+                raise _RefusedError(
+                    grpc.StatusCode.UNAVAILABLE, f"no worker runs {link.match_id} now{why}; reconnect later"
+                )
+            await asyncio.sleep(poll * random.uniform(0.5, 1.0))
+            poll = min(POLL_MAX_S, poll * 2)
+
+    async def _attempt(
+        self, link: _Link, address: str, metadata: tuple[tuple[str, str], ...], context: grpc.aio.ServicerContext,
+        writing: asyncio.Lock, self_only: bool,
+    ) -> tuple[str, str]:
+        """One upstream stream for ``link`` to the worker at ``address``, relayed until it ends: (``_ENDED``:
+        the bot has its MatchEnded; ``_BROKE``: the stream was live, then broke; ``_FAILED``: it never got
+        the worker's Welcome) and the error text. ``_RefusedError`` for a worker's final answer.
+
+        A cancellation that is not this task's own (the call cancelled under it) is a broken stream too:
+        an exception of any kind here must never end the bot's stream without a status."""
+        channel = self._acquire(address)
+        call = channel.stream_stream(PLAY)(metadata=metadata)
+        live = False
+        try:
+            await call.write(link.hello)
+            greeting = await call.read()  # the worker's Welcome: the bot has the gateway's
+            if greeting is grpc.aio.EOF:
+                code = await call.code()
+                if code in _FINAL_CODES:
+                    raise _RefusedError(code, await call.details())
+                return _FAILED, f"{code.name}: {await call.details()}"
+            if not _is_welcome(greeting):
+                async with writing:
+                    await context.write(greeting)
+            link.call = call
+            link.ready.set()
+            live = True
+            if link.attached:
+                metrics.RELAY_REATTACHED.inc()
+                link.log.info("match re-attached to its new worker", match_id=link.match_id, worker=address)
+            link.attached = True
+            while True:
+                message = await call.read()
+                if message is grpc.aio.EOF:
+                    break
+                if self_only:  # the stream's one writer: no lock on the hot path
+                    await context.write(message)
+                else:
+                    async with writing:
+                        await context.write(message)
+                if message[:1] == _MATCH_ENDED_TAG and _is_match_ended(message):
+                    return _ENDED, ""  # the bot has its result; the stream ends when every named match has
+            code = await call.code()
+            if code in _FINAL_CODES:
+                raise _RefusedError(code, await call.details())
+            return _BROKE, f"{code.name}: {await call.details()}"
+        except grpc.aio.AioRpcError as e:
+            if e.code() in _FINAL_CODES:
+                raise _RefusedError(e.code(), e.details() or e.code().name) from None
+            return (_BROKE if live else _FAILED), f"{e.code().name}: {e.details()}"
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if task is not None and task.cancelling():
+                raise  # the bot's stream is ending: this task was told to stop
+            return (_BROKE if live else _FAILED), "CANCELLED: the call to the worker was cancelled"
+        finally:
+            link.call = None
+            link.ready.clear()
+            call.cancel()
+            self._release(address)
+
+
+_ENDED: Final = "ended"
+_BROKE: Final = "broke"
+_FAILED: Final = "failed"
 
 
 def _hello(message: bytes) -> bot_pb2.Hello | None:

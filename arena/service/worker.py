@@ -38,7 +38,7 @@ from arena.service.registry import Registry
 from referee import games, transcript
 from referee.chance import new_seed
 from referee.match import Match
-from referee.server import Referee, start_server
+from referee.server import MOVED, Referee, start_server
 from referee.spec import MatchSpec, SeatSpec
 from referee.wire.tls import ServerTls
 from referee.wire.values import MatchResult, MatchStatus
@@ -146,7 +146,10 @@ class Worker:
         self.drain_s = drain_s
         # RefereeService is the control plane: only the deployment's admin may call it (a random token
         # when none is configured, so nobody can); bots are vouched for by the registry on every session.
-        self.referee = Referee(admin_token=admin_token or secrets.token_urlsafe(32), authorizer=self._authorize)
+        # results are held from the bots until ``_complete`` recorded them (``Referee.announce``)
+        self.referee = Referee(
+            admin_token=admin_token or secrets.token_urlsafe(32), authorizer=self._authorize, hold_results=True
+        )
         self.running: dict[str, asyncio.Task[None]] = {}
         self.lost: set[str] = set()
         self.log = log.bind(worker=self.worker_id)
@@ -360,14 +363,18 @@ class Worker:
                 lease.cancel()
                 logger.cancel()
             metrics.MATCHES_FINISHED.labels(outcome.end_reason.value).inc()
-            await self._complete(claim, result_dict(outcome, spec.rated), match.lines, spec, mlog)
+            if await self._complete(claim, result_dict(outcome, spec.rated), match.lines, spec, mlog):
+                self.referee.announce(mid)  # recorded: now the bots may hear it
+            else:
+                self.referee.abandon(mid, MOVED)
         except Exception:
             mlog.exception("match failed on this worker; its lease will run out and another worker resumes it")
             raise
 
     async def _complete(
         self, claim: Claim, result: dict[str, Any], lines: Sequence[str], spec: MatchSpec, mlog: Any
-    ) -> None:
+    ) -> bool:
+        """Record the result; False when another worker holds the match now (nothing recorded here)."""
         transcript = "\n".join(lines) + "\n"
         bots = tuple(s.bot_name for s in spec.seats)
         try:
@@ -378,8 +385,9 @@ class Worker:
         except LeaseLostError:
             metrics.LEASES_LOST.inc()
             mlog.warning("result not recorded: another worker holds the match now")
-            return
+            return False
         mlog.info("result recorded" if recorded else "result was recorded already", end_reason=result["end_reason"])
+        return True
 
     async def _keep_lease(self, claim: Claim) -> None:
         while True:

@@ -1,0 +1,302 @@
+"""Workers killed again and again under live matches: the harness of ``tests/test_worker_kills.py`` and
+``benchmarks/worker_kills.py``.
+
+Everything is a real process: a redis-server, referee workers (``arena worker``), two bots as their own
+``arena bot run`` processes connected through their sessions, and the gateway (in the caller's process,
+as ``LocalArena`` runs it). Every ``kill_every`` seconds a worker that runs matches gets SIGKILL and a
+fresh one starts, so matches are taken over, and some taken over again before or while their bots are
+back. At the end every match is read back from Redis: how it ended, how many results it recorded, whether
+its transcript verifies, and how long its bots waited after each kill for its next move.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import redis
+
+from arena import keys
+from arena.local.arena import LocalArena, WorkerProcess, arena_command
+from arena.service.client import ArenaClient
+from referee import transcript as transcripts
+from sdk.bot import Bot, MatchOutcome, Turn
+
+BOTS: tuple[str, str] = ("chaos-a", "chaos-b")
+
+
+class SlowBot(Bot):
+    """Random legal moves after ``CHAOS_BOT_DELAY`` seconds (default 0.02): long matches to interrupt."""
+
+    name = "chaos"
+    version = "1"
+
+    def __init__(self) -> None:
+        self.delay = float(os.environ.get("CHAOS_BOT_DELAY", "0.02"))
+        self.rng = random.Random(os.environ.get("CHAOS_BOT_SEED", "0"))
+
+    async def act(self, turn: Turn) -> Any:
+        await asyncio.sleep(self.delay)
+        return self.rng.choice(turn.legal_actions)
+
+    def on_match_end(self, outcome: MatchOutcome) -> None:
+        """What the bot was told, one JSON line a match in ``$CHAOS_BOT_TOLD``, to hold against the record."""
+        told = os.environ.get("CHAOS_BOT_TOLD")
+        if told:
+            with open(told, "a") as f:
+                f.write(json.dumps({"match_id": outcome.match_id, "end_reason": outcome.end_reason,
+                                    "scores": [s.score for s in outcome.seats]}) + "\n")  # fmt: skip
+
+
+@dataclass
+class Kill:
+    at: float  # unix time
+    worker: str
+    matches: list[str]  # running on it then
+
+
+@dataclass
+class KillReport:
+    requested: int = 0
+    finished: int = 0
+    end_reasons: dict[str, str] = field(default_factory=dict)  # match id -> end reason
+    forfeited: list[str] = field(default_factory=list)  # matches with a forfeit line
+    lost: list[str] = field(default_factory=list)  # finished with no result in the results stream
+    doubled: list[str] = field(default_factory=list)  # more than one result
+    unverified: dict[str, str] = field(default_factory=dict)  # match id -> why its transcript fails
+    kills: list[Kill] = field(default_factory=list)
+    resumes: dict[str, int] = field(default_factory=dict)  # match id -> times it was resumed
+    kill_to_move_s: list[float] = field(default_factory=list)  # per (kill, match): to its next seat ply
+    forfeit_lines: dict[str, list[str]] = field(default_factory=dict)  # the lines around each forfeit
+    told_wrong: list[str] = field(default_factory=list)  # "bot match": told a result other than the record
+    untold: list[str] = field(default_factory=list)  # "bot match": never told the result of a finished match
+
+    def summary(self) -> str:
+        waits = sorted(self.kill_to_move_s)
+        median = waits[len(waits) // 2] if waits else float("nan")
+        again = sum(1 for n in self.resumes.values() if n > 1)
+        return (
+            f"{self.requested} matches, {len(self.kills)} kills, {sum(self.resumes.values())} resumes "
+            f"({again} matches taken over more than once): finished {self.finished}, "
+            f"forfeited {len(self.forfeited)}, lost {len(self.lost)}, doubled {len(self.doubled)}, "
+            f"unverified {len(self.unverified)}, bots told a wrong result {len(self.told_wrong)}, "
+            f"bots never told {len(self.untold)}; kill -> next move: median {median:.2f} s, "
+            f"max {max(waits, default=float('nan')):.2f} s over {len(waits)}"
+        )
+
+
+def start_bot(name: str, token: str, gateway: str, logs: Path, delay: float, seed: int) -> subprocess.Popen[bytes]:
+    log = (logs / f"bot-{name}.log").open("ab")
+    return subprocess.Popen(
+        arena_command("bot", "run", f"{__file__}:SlowBot", "--arena", gateway, "--log-level", "INFO"),
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        env={
+            **os.environ, "ARENA_BOT_TOKEN": token, "CHAOS_BOT_DELAY": str(delay), "CHAOS_BOT_SEED": str(seed),
+            "CHAOS_BOT_TOLD": str(logs / f"told-{name}.jsonl"),
+        },
+    )
+
+
+def _running_on(r: Any, match_ids: list[str]) -> dict[str, list[str]]:
+    """Worker id -> the matches it runs now (per the match hashes)."""
+    pipe = r.pipeline(transaction=False)
+    for mid in match_ids:
+        pipe.hmget(keys.match(mid), "status", "worker")
+    out: dict[str, list[str]] = {}
+    for mid, (status, worker) in zip(match_ids, pipe.execute(), strict=True):
+        if status == b"running" and worker:
+            out.setdefault(worker.decode(), []).append(mid)
+    return out
+
+
+def _unfinished(r: Any, match_ids: list[str]) -> list[str]:
+    pipe = r.pipeline(transaction=False)
+    for mid in match_ids:
+        pipe.hget(keys.match(mid), "status")
+    return [mid for mid, s in zip(match_ids, pipe.execute(), strict=True) if s != b"finished"]
+
+
+def _resumed(r: Any, match_id: str) -> bool:
+    return any(b'"type":"resumed"' in fields[b"line"] for _, fields in r.xrevrange(keys.events(match_id), count=50))
+
+
+def _worker_of(arena: LocalArena, worker_id: str) -> WorkerProcess | None:
+    for w in arena.workers:
+        if worker_id.startswith(f"local-{w.index}-") and w.process.poll() is None:
+            return w
+    return None
+
+
+async def kill_run(
+    *,
+    matches: int = 16,
+    kills: int = 12,
+    kill_every: tuple[float, float] = (1.5, 2.0),
+    workers: int = 2,
+    capacity: int = 6,
+    lease_ms: int = 1500,
+    bot_delay: float = 0.02,
+    direct: bool = False,
+    seed: int = 1,
+    timeout_s: float = 600.0,
+    data_dir: Path | None = None,
+    redis_url: str | None = None,
+    progress: Any = None,
+) -> KillReport:
+    """Run ``matches`` Shanghaien matches between two bot processes while killing workers; see the module."""
+    rng = random.Random(seed)
+    report = KillReport(requested=matches)
+    with tempfile.TemporaryDirectory(prefix="arena-kills-") as tmp:
+        folder = data_dir or Path(tmp)
+        worker_args = ("--lease-ms", str(lease_ms), "--capacity", str(capacity))
+        async with LocalArena(
+            folder, workers=workers, redis_url=redis_url, worker_args=worker_args, direct=direct, log_level="INFO"
+        ) as arena:
+            admin = ArenaClient(arena.gateway, arena.admin_token)
+            tokens = {}
+            for name in BOTS:
+                _, tokens[name] = await asyncio.to_thread(admin.register_bot, name, "chaos", ["shanghaien"], 64)
+            bots = [
+                start_bot(name, tokens[name], arena.gateway, arena.logs, bot_delay, i)
+                for i, name in enumerate(BOTS)
+            ]
+            r: Any = redis.Redis.from_url(arena.redis_url)
+            try:
+                deadline = time.monotonic() + 60
+                while sum(b.online for b in await asyncio.to_thread(admin.list_bots)) < len(BOTS):
+                    if time.monotonic() > deadline:
+                        raise TimeoutError(f"the bots did not connect; see {arena.logs}")
+                    await asyncio.sleep(0.1)
+                ids = []
+                for i in range(matches):
+                    seats = list(BOTS) if i % 2 == 0 else list(reversed(BOTS))
+                    mid, _ = await asyncio.to_thread(admin.request_match, "shanghaien", seats)
+                    ids.append(mid)
+                stop_at = time.monotonic() + timeout_s
+                while len(report.kills) < kills and _unfinished(r, ids) and time.monotonic() < stop_at:
+                    await asyncio.sleep(rng.uniform(*kill_every))
+                    on = {w: m for w, m in _running_on(r, ids).items() if _worker_of(arena, w) is not None}
+                    if not on:
+                        continue
+                    again = [w for w, m in on.items() if any(_resumed(r, x) for x in m)]
+                    # every other kill, when it can, hits a worker running a match taken over already: matches
+                    # are taken over again before or while their bots re-attach
+                    worker_id = rng.choice(sorted(again if again and len(report.kills) % 2 else on))
+                    victim = _worker_of(arena, worker_id)
+                    assert victim is not None
+                    await asyncio.to_thread(victim.kill)
+                    report.kills.append(Kill(time.time(), worker_id, on[worker_id]))
+                    arena.start_worker()
+                    if progress is not None:
+                        progress(f"kill {len(report.kills)}: {worker_id} with {len(on[worker_id])} matches")
+                while _unfinished(r, ids) and time.monotonic() < stop_at:
+                    await asyncio.sleep(0.2)
+                _read_back(r, ids, report, folder)
+                for b in bots:
+                    b.terminate()
+                    b.wait(30)
+                _read_told(r, report, arena.logs)
+            finally:
+                for b in bots:
+                    b.terminate()
+                for b in bots:
+                    try:
+                        b.wait(10)
+                    except subprocess.TimeoutExpired:
+                        b.kill()
+                r.close()
+                admin.close()
+    return report
+
+
+def _read_back(r: Any, ids: list[str], report: KillReport, folder: Path) -> None:
+    results: dict[str, int] = {}
+    for _, fields in r.xrange(keys.results()):
+        mid = fields[b"match_id"].decode()
+        results[mid] = results.get(mid, 0) + 1
+    for mid in ids:
+        fields = {k.decode(): v.decode() for k, v in r.hgetall(keys.match(mid)).items()}
+        if fields.get("status") != "finished":
+            continue
+        report.finished += 1
+        result = json.loads(fields.get("result", "{}") or "{}")
+        report.end_reasons[mid] = str(result.get("end_reason", ""))
+        n = results.get(mid, 0)
+        if n == 0:
+            report.lost.append(mid)
+        elif n > 1:
+            report.doubled.append(mid)
+        text = r.get(keys.transcript(mid))
+        if text is None:
+            report.unverified[mid] = "no transcript stored"
+            continue
+        lines = text.decode().splitlines()
+        path = folder / f"{mid}.jsonl"
+        path.write_text(text.decode())
+        problem = transcripts.verify(path)
+        if problem is not None:
+            report.unverified[mid] = str(problem)
+        events = [json.loads(line) for line in lines if line.strip()]
+        report.resumes[mid] = sum(1 for e in events if e["type"] == "resumed")
+        forfeits = [i for i, e in enumerate(events) if e["type"] == "forfeit"]
+        if forfeits:
+            report.forfeited.append(mid)
+            first = forfeits[0]
+            report.forfeit_lines[mid] = lines[max(0, first - 4) : first + 1]
+    for kill in report.kills:
+        for mid in kill.matches:
+            moved = _next_seat_ply(r, mid, kill.at, lines_of=report)
+            if moved is not None:
+                report.kill_to_move_s.append(moved - kill.at)
+
+
+def _read_told(r: Any, report: KillReport, logs: Path) -> None:
+    """Each bot's told results against the recorded ones."""
+    for name in BOTS:
+        path = logs / f"told-{name}.jsonl"
+        told = {}
+        if path.is_file():
+            for line in path.read_text().splitlines():
+                d = json.loads(line)
+                told[d["match_id"]] = d
+        for mid in report.end_reasons:
+            raw = r.hget(keys.match(mid), "result")
+            recorded = json.loads(raw) if raw else {}
+            seated = [s["bot_name"] for s in recorded.get("seats", [])]
+            if name not in seated:
+                continue
+            got = told.get(mid)
+            if got is None:
+                report.untold.append(f"{name} {mid}")
+            elif got["end_reason"] != recorded["end_reason"] or got["scores"] != [
+                s["score"] for s in recorded["seats"]
+            ]:
+                report.told_wrong.append(f"{name} {mid}")
+
+
+def _next_seat_ply(r: Any, mid: str, after: float, lines_of: KillReport) -> float | None:
+    """When the first seat ply after ``after`` was recorded (the event log's entry time), or None.
+    The event log is gone once the match is archived; it stays an hour after a match finishes."""
+    start = f"{int(after * 1000) + 1}-0"
+    for entry_id, fields in r.xrange(keys.events(mid), min=start):
+        event = json.loads(fields[b"line"])
+        if event["type"] == "ply" and event.get("actor", -1) >= 0:
+            return int(entry_id.split(b"-")[0]) / 1000
+    return None
+
+
+if __name__ == "__main__":  # a quick look: python -m tests.chaos
+    out = asyncio.run(kill_run(progress=lambda s: print(s, file=sys.stderr)))
+    print(out.summary())
+    for mid, lines in out.forfeit_lines.items():
+        print(mid, *lines, sep="\n  ")
