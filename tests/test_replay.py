@@ -619,3 +619,20 @@ def test_the_end_of_a_shanghaien_match_shows_the_engines_scoring_nation_by_natio
                             for e in (box, browser.find_element(By.ID, "board")))  # fmt: skip
     assert board_rect["top"] <= box_rect["top"] and box_rect["bottom"] <= board_rect["bottom"]  # seen whole
     assert_clean(browser, page)
+
+
+@pytest.mark.parametrize(("name", "label"), [("shangrila-4p.jsonl", "masters"),
+                                             ("scripted-shanghaien.jsonl", "points")])  # fmt: skip
+def test_the_players_table_names_its_score_column(name: str, label: str, tmp_path: Path, browser: Any) -> None:
+    from selenium.webdriver.common.by import By
+
+    page = page_of(DATA / name, tmp_path / "players.html")
+    open_page(browser, page)
+    plies = shown(browser)["plies"]
+    browser.execute_script("window.__replay.go(arguments[0])", plies)
+    heads = browser.find_elements(By.CSS_SELECTOR, "#players thead th")
+    assert heads[-1].text == label and heads[-1].is_displayed()  # not "∑": it is no sum of the row
+    for seat, score in enumerate(shown(browser)["scores"]):
+        cells = browser.find_elements(By.CSS_SELECTOR, f"#players tbody tr[data-seat='{seat}'] td")
+        assert cells[-1].text == str(score)
+    assert_clean(browser, page)

@@ -458,7 +458,7 @@
     var table = h("table", { id: "supply" },
       h("thead", null, h("tr", null, h("th", { text: "supply" }),
         DISCIPLINES.map(function (name, d) { return h("th", { title: name, text: abbr(d) }); }),
-        h("th", { title: "masters on the board (the score)", text: "\u2211" }))),
+        h("th", { "class": "score-col", title: "masters of this colour on the board: the score (S17), not the sum of the row", text: "masters" }))),
       h("tbody", null, v.supply.map(function (row, seat) {
         return h("tr", { "data-seat": seat, "class": v.to_move === seat ? "to-move" : null },
           h("td", { "class": "name", title: seatName(seat) }, chip(seat), seatName(seat)),
@@ -683,7 +683,7 @@
     var v = FRAMES[k].view;
     var table = h("table", { id: "crew-table" },
       h("thead", null, h("tr", null, h("th", { text: "seat" }), h("th", { text: "dice" }), h("th", { text: "sailors" }),
-        h("th", { text: "tricks" }), h("th", { text: "\u2211" }))),
+        h("th", { text: "tricks" }), h("th", { "class": "score-col", title: "points if the game ended now (H9): not the sum of the row", text: "points" }))),
       h("tbody", null, [0, 1].map(function (seat) {
         var c = v.crews[seat];
         var held = 0;
