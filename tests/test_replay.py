@@ -636,3 +636,51 @@ def test_the_players_table_names_its_score_column(name: str, label: str, tmp_pat
         cells = browser.find_elements(By.CSS_SELECTOR, f"#players tbody tr[data-seat='{seat}'] td")
         assert cells[-1].text == str(score)
     assert_clean(browser, page)
+
+
+def contrast(a: str, b: str) -> float:
+    """WCAG contrast ratio of two computed CSS colours (``rgb(r, g, b)``)."""
+
+    def luminance(css: str) -> float:
+        channels = [int(x) / 255 for x in css[css.index("(") + 1 : css.index(")")].split(",")[:3]]
+        r, g, b = (c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in channels)
+        return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+    light, dark = sorted((luminance(a), luminance(b)), reverse=True)
+    return (light + 0.05) / (dark + 0.05)
+
+
+def test_every_stone_is_drawn_and_every_village_number_reads_clearly(tmp_path: Path, browser: Any) -> None:
+    """Village 2 out of play with 3 players carries a Stone (S2) like every cut-off village: each is drawn,
+    its number in full opacity on it at 4.5:1 or better."""
+    page = page_of(DATA / "scripted-shangrila-3p.jsonl", tmp_path / "stones.html")
+    open_page(browser, page)
+    plies = shown(browser)["plies"]
+    for ply in (0, plies):
+        browser.execute_script("window.__replay.go(arguments[0])", ply)
+        villages: list[dict[str, Any]] = browser.execute_script("""
+            const opacity = e => {
+              let o = 1;
+              for (; e && e.nodeType === 1; e = e.parentNode) o *= Number(getComputedStyle(e).opacity);
+              return o;
+            };
+            return [...document.querySelectorAll('#board-svg .village')].map(g => {
+              const number = g.querySelector('.number'), stone = g.querySelector('.stone');
+              const n = number.getBoundingClientRect(), s = stone && stone.getBoundingClientRect();
+              return {village: Number(g.dataset.village), stone: g.dataset.stone === 'true',
+                      closed: g.classList.contains('closed'),
+                      number: number.textContent, fill: getComputedStyle(number).fill, opacity: opacity(number),
+                      stoneFill: stone && getComputedStyle(stone).fill, stoneOpacity: stone && opacity(stone),
+                      under: s && s.left <= n.left && n.right <= s.right && s.top <= n.top && n.bottom <= s.bottom,
+                      ground: getComputedStyle(g.querySelector('.ground')).fill};
+            });""")  # fmt: skip
+        closed = [v for v in villages if v["closed"]]
+        assert [v["village"] for v in closed] == [2] and closed[0]["stone"]
+        stones = [v for v in villages if v["stone"]]
+        assert len(stones) >= (1 if ply == 0 else 2)
+        for v in villages:
+            assert v["number"] == str(v["village"]) and v["opacity"] == 1, v
+            if v["stone"]:  # the number sits on the Stone, which is drawn in full
+                assert v["stoneFill"] and v["stoneOpacity"] == 1 and v["under"], v
+                assert contrast(v["fill"], v["stoneFill"]) >= 4.5, v
+    assert_clean(browser, page)

@@ -380,7 +380,7 @@
       var g = s("g", { "class": cls, "data-village": vi, "data-stone": stone ? "true" : "false" },
         s("title", { text: "village " + vi + (closed[vi] ? " (not in play)" : stone ? " (Stone: no action may start here or enter)" : "") }),
         s("circle", { "class": "ground", cx: x, cy: y, r: R }));
-      if (stone && !closed[vi]) {
+      if (stone) {  // village 2 out of play with 3 players has one too (S2): the engine says so
         g.appendChild(s("path", { "class": "stone", d: "M" + (x - 15) + "," + (y + 9) + " l3,-14 l10,-7 l12,3 l6,12 l-4,9 l-13,4 z" }));
       }
       g.appendChild(s("text", { "class": "number", x: x, y: y + 1, text: vi }));
