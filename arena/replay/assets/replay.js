@@ -126,13 +126,17 @@
   }
   function chip(seat) {
     if (seat < 0) return h("span", { "class": "chip chance", title: "chance" });
-    var e = h("span", { "class": "chip", title: colourName(seat) + ": " + seatName(seat) });
+    var e = h("span", { "class": "chip", title: seatName(seat) + " (seat " + seat + (GAME.family === "shangrila" ? ", " + colourName(seat) : "") + ")" });
     e.style.background = seatColour(seat);
     return e;
   }
   /* The seat's number, beside its bot's name wherever seats are listed: one bot may sit in several seats. */
   function seatTag(seat) {
     return h("span", { "class": "seat-no", text: "seat " + seat });
+  }
+  /* A table's seat cell: chip, name (cut with an ellipsis when long) and the seat number, never cut. */
+  function nameCell(seat) {
+    return h("span", { "class": "name-cell" }, chip(seat), h("span", { "class": "nm", text: seatName(seat) }), seatTag(seat));
   }
   function who(seat) {
     return h("span", null, chip(seat), " ", seat < 0 ? "chance" : seatName(seat));
@@ -167,7 +171,7 @@
       seats.appendChild(h("li", { "data-seat": x.seat, "class": x.seat in FORFEITED ? "forfeited" : null },
         chip(x.seat), h("span", { text: x.bot_name }),
         x.bot_version ? h("span", { "class": "version", text: x.bot_version }) : null,
-        h("span", { "class": "seat-no", text: GAME.family === "shangrila" ? colourName(x.seat) : "seat " + x.seat })));
+        h("span", { "class": "seat-no", text: (GAME.family === "shangrila" ? colourName(x.seat) + " \u00b7 " : "") + "seat " + x.seat })));
     });
   }
 
@@ -191,7 +195,7 @@
       var out = FOOTER.forfeited.indexOf(seat) >= 0;
       return h("li", { "data-seat": seat, "data-rank": FOOTER.ranks[seat], "data-score": FOOTER.scores[seat] },
         h("span", { "class": "rank", text: FOOTER.end_reason === "aborted" ? "\u2013" : "#" + FOOTER.ranks[seat] }),
-        chip(seat), h("span", { text: seatName(seat) }),
+        chip(seat), h("span", { text: seatName(seat) }), seatTag(seat),
         h("b", { text: FOOTER.scores[seat] }), h("span", { "class": "detail", text: unit }),
         out ? h("span", { "class": "badge", text: "forfeited" }) : null);
     }));
@@ -300,7 +304,7 @@
       : h("span", { "class": "label", text: "before the first move" });
     var scores = h("div", { id: "scores", "data-scores": JSON.stringify(f.scores) },
       f.scores.map(function (x, seat) {
-        return h("span", { "class": "score", "data-seat": seat }, chip(seat), h("span", { text: seatName(seat) }), h("b", { text: x }));
+        return h("span", { "class": "score", "data-seat": seat }, chip(seat), h("span", { text: seatName(seat) }), seatTag(seat), h("b", { text: x }));
       }));
     var extra = GAME.family === "shangrila" && v.stones ? " \u00b7 " + plural(v.stones.length - (D.board.closed || []).length, "Stone") : "";
     put(clear(byId("status")), null, [
@@ -461,7 +465,7 @@
         h("th", { "class": "score-col", title: "masters of this colour on the board: the score (S17), not the sum of the row", text: "masters" }))),
       h("tbody", null, v.supply.map(function (row, seat) {
         return h("tr", { "data-seat": seat, "class": v.to_move === seat ? "to-move" : null },
-          h("td", { "class": "name", title: seatName(seat) }, chip(seat), seatName(seat)),
+          h("td", { "class": "name", title: seatName(seat) + " (seat " + seat + ")" }, nameCell(seat)),
           row.map(function (n) { return h("td", { "class": n ? null : "zero", text: n }); }),
           h("td", { "class": "total", text: v.masters[seat] }));
       })));
@@ -670,7 +674,7 @@
         h("span", { "class": "strength", text: c.strength[n] }));
     });
     return h("div", { "class": "crew" + (v.to_move === seat ? " to-move" : ""), "data-seat": seat },
-      h("h3", null, chip(seat), seatName(seat), h("span", { "class": "points", id: "points-" + seat, text: v.points[seat] },
+      h("h3", null, chip(seat), seatName(seat), seatTag(seat), h("span", { "class": "points", id: "points-" + seat, text: v.points[seat] },
         h("small", { text: "points" }))),
       h("div", { "class": "row" }, h("span", { "class": "label", text: "dice" }), supply,
         c.trick_used_this_round ? h("span", { "class": "badge soft", text: "trick used" }) : null),
@@ -689,7 +693,7 @@
         var held = 0;
         Object.keys(c.tricks).forEach(function (x) { held += c.tricks[x]; });
         return h("tr", { "data-seat": seat, "class": v.to_move === seat ? "to-move" : null },
-          h("td", { "class": "name" }, chip(seat), seatName(seat)),
+          h("td", { "class": "name", title: seatName(seat) + " (seat " + seat + ")" }, nameCell(seat)),
           h("td", { text: c.dice_in_supply }), h("td", { text: c.sailors.length + c.wild.length }),
           h("td", { text: held }), h("td", { "class": "total", text: v.points[seat] }));
       })));
