@@ -714,3 +714,35 @@ def test_seats_of_one_bot_are_told_apart_by_their_seat_numbers(name: str, tmp_pa
                 assert entry["whole"], (selector, entry)  # the number is not cut off
             assert len({e["text"] for e in entries}) == len(entries), selector  # no two read alike
     assert_clean(browser, page)
+
+
+def test_every_action_in_the_move_list_and_the_status_is_shown_whole(tmp_path: Path, browser: Any) -> None:
+    """The longest canonical actions (a two-student recruit, a fallback's badge before it) are read in full:
+    nothing of them overflows its box, and the row's title repeats the action."""
+    from selenium.webdriver.common.by import By
+
+    source = DATA / "scripted-shangrila-3p.jsonl"
+    actions = [e.action for e in transcripts.read(source) if isinstance(e, transcripts.Ply)]
+    longest = max(range(len(actions)), key=lambda k: len(actions[k]))
+    assert len(actions[longest]) >= 35  # e.g. "recruit 0 rainmaker + 3 dragonbreeder"
+    page = page_of(source, tmp_path / "actions.html")
+    open_page(browser, page)
+    rows: list[dict[str, Any]] = browser.execute_script("""
+        return [...document.querySelectorAll('#moves li[data-kind="ply"] .act')].map(e => ({
+          text: e.innerText, title: e.title,
+          cut: e.scrollWidth > e.clientWidth + 1 || e.scrollHeight > e.clientHeight + 1,
+          inside: e.getBoundingClientRect().right <= e.closest('li').getBoundingClientRect().right + 0.5}));
+        """)  # fmt: skip
+    assert [r["title"] for r in rows] == actions
+    for row, action in zip(rows, actions, strict=True):
+        assert not row["cut"] and row["inside"], (action, row)
+        assert " ".join(row["text"].split()).endswith(action), (action, row)  # wrapped lines read as the action
+    browser.execute_script("window.__replay.go(arguments[0])", longest + 1)
+    code = browser.find_element(By.CSS_SELECTOR, "#last-move code")
+    assert code.text == actions[longest]
+    fits = browser.execute_script("""
+        const c = arguments[0].getBoundingClientRect(), s = document.getElementById('status').getBoundingClientRect();
+        return s.left <= c.left && c.right <= s.right && arguments[0].scrollWidth <= arguments[0].clientWidth + 1;""",
+        code)  # fmt: skip
+    assert fits
+    assert_clean(browser, page)

@@ -139,7 +139,7 @@
     return h("span", { "class": "name-cell" }, chip(seat), h("span", { "class": "nm", text: seatName(seat) }), seatTag(seat));
   }
   function who(seat) {
-    return h("span", null, chip(seat), " ", seat < 0 ? "chance" : seatName(seat));
+    return h("span", null, chip(seat), " ", seat < 0 ? "chance" : [seatName(seat), " ", seatTag(seat)]);
   }
   document.documentElement.style.setProperty("--seat0", seatColour(0));
   document.documentElement.style.setProperty("--seat1", seatColour(1));
@@ -264,7 +264,7 @@
         title: m.actor < 0 ? "chance" : seatName(m.actor) + (m.think_ms !== undefined ? ", thought " + seconds(m.think_ms) : "") +
           (m.bank_ms !== undefined ? ", time bank left " + seconds(m.bank_ms) : "") },
         h("span", { "class": "n", text: m.ply }), chip(m.actor),
-        h("span", { "class": "act" }, m.fallback ? h("span", { "class": "badge soft", text: "fallback" }) : null, m.action),
+        h("span", { "class": "act", title: m.action }, m.fallback ? h("span", { "class": "badge soft", text: "fallback" }) : null, m.action),
         h("span", { "class": "t", text: m.actor < 0 ? "" : m.fallback ? "timeout" : seconds(m.think_ms) }),
         h("span", { "class": "bank", text: m.actor < 0 ? "" : seconds(m.bank_ms) }));
       moveRows.push(row);
@@ -578,7 +578,8 @@
       for (var j = 0; j < n; j++) row.appendChild(die(t.die_value || 0, "small seat", seatColour(seat)));
       return row;
     }));
-    var result = taker === undefined ? null : h("div", { "class": "taker", "data-taken-by": taker },
+    var result = taker === undefined ? null : h("div", { "class": "taker", "data-taken-by": taker,
+      title: taker >= 0 ? "taken by " + seatName(taker) + " (seat " + taker + ")" : "out of the game" },
       taker >= 0 ? [h("span", { text: "\u2192\u00a0" }), who(taker)] : h("span", { text: "discarded", title: "out of the game" }));
     var cls = "card" + (f.trick ? " trick" : "") + (taker === undefined ? "" : taker >= 0 ? " gone taken-" + taker : " gone lost");
     return h("div", { "class": cls, "data-position": pos, "data-card": t.card },
