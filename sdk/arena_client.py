@@ -7,7 +7,8 @@ each over ``BotService.Play`` on the same gateway, naming the match in its Hello
 When a worker dies and another takes the match over, the gateway re-attaches the stream by itself;
 the resumed match sends the whole history, so the local engine state is rebuilt. An assignment that
 names a ``referee_address`` (an arena whose gateway advertises its workers, for bots inside its
-network) is played there instead. Lost sessions are reopened with back-off.
+network) is played there instead. Lost sessions are reopened with back-off. ``drain`` (``arena bot run``
+on SIGTERM) closes the session but lets the running matches end, so stopping a bot forfeits nothing.
 """
 
 from __future__ import annotations
@@ -43,8 +44,11 @@ class ArenaBotRunner:
         max_matches: int | None = None,
         max_backoff: float = 5.0,
         tls: ClientTls | None = None,
+        ladder: bool = True,
     ) -> None:
+        """``ladder`` False: the session asks the ladder not to seat the bot (unrated testing)."""
         self.bot = check_bot(bot)
+        self.ladder = ladder
         self.gateway = gateway
         self.tls = tls
         self.token = token
@@ -59,17 +63,35 @@ class ArenaBotRunner:
         self._clients: dict[str, tuple[BotClient, asyncio.Task[list[MatchOutcome]]]] = {}
         self._gateway_channel: grpc.aio.Channel | None = None  # every match's Play stream through the gateway
         self._stop = asyncio.Event()
+        self._draining = asyncio.Event()
 
     def stop(self) -> None:
         self._stop.set()
 
+    def drain(self, within_s: float) -> None:
+        """Take no new matches (the session closes: the arena sees the bot go offline and the ladder stops
+        seating it) but play the running ones to their end, then stop; stop anyway after ``within_s``
+        seconds. Called again: stop now."""
+        if self._draining.is_set():
+            self._stop.set()
+            return
+        self._draining.set()
+        self.log.info("draining", matches=len(self._where), within_s=within_s)
+        asyncio.get_running_loop().call_later(within_s, self._stop.set)
+        self._stop_if_drained()
+
+    def _stop_if_drained(self) -> None:
+        if self._draining.is_set() and not self._where:
+            self._stop.set()
+
     async def run(self) -> list[MatchOutcome]:
         stopper = asyncio.create_task(self._stop.wait())
+        drainer = asyncio.create_task(self._draining.wait())
         backoff = 0.1
         try:
-            while not self._stop.is_set():
+            while not self._stop.is_set() and not self._draining.is_set():
                 session = asyncio.create_task(self._session())
-                await asyncio.wait({session, stopper}, return_when=asyncio.FIRST_COMPLETED)
+                await asyncio.wait({session, stopper, drainer}, return_when=asyncio.FIRST_COMPLETED)
                 if not session.done():
                     session.cancel()
                     with contextlib.suppress(asyncio.CancelledError, grpc.aio.AioRpcError):
@@ -87,8 +109,10 @@ class ArenaBotRunner:
                 self.connected.clear()
                 await asyncio.sleep(backoff * (0.5 + random.random()))
                 backoff = min(self.max_backoff, backoff * 2)
+            await stopper  # draining: until the running matches end (or the drain's time is up)
         finally:
             stopper.cancel()
+            drainer.cancel()
             for client, task in self._clients.values():
                 client.stop()
                 task.cancel()
@@ -101,10 +125,10 @@ class ArenaBotRunner:
     async def _session(self) -> None:
         async with aio_channel(self.gateway, self.tls) as channel:
             stub = arena_pb2_grpc.ArenaServiceStub(channel)  # type: ignore[no-untyped-call]
-            call = stub.OpenSession(
-                arena_pb2.OpenSessionRequest(bot_version=self.bot.version, sdk_version=SDK_VERSION),
-                metadata=bearer_metadata(self.token),
+            request = arena_pb2.OpenSessionRequest(
+                bot_version=self.bot.version, sdk_version=SDK_VERSION, no_ladder=not self.ladder
             )
+            call = stub.OpenSession(request, metadata=bearer_metadata(self.token))
             try:
                 async for event in call:
                     kind = event.WhichOneof("event")
@@ -170,6 +194,7 @@ class ArenaBotRunner:
             asyncio.get_running_loop().call_later(RELEASE_AFTER_S, self._release, address)
         if self.max_matches is not None and len(self.outcomes) >= self.max_matches:
             self._stop.set()
+        self._stop_if_drained()
 
     def _release(self, address: str) -> None:
         """Close the connection to a worker that runs none of our matches now."""

@@ -746,3 +746,21 @@ def test_every_action_in_the_move_list_and_the_status_is_shown_whole(tmp_path: P
         code)  # fmt: skip
     assert fits
     assert_clean(browser, page)
+
+
+def test_an_aborted_match_ranks_nobody_on_the_page(tmp_path: Path, browser: Any) -> None:
+    from selenium.webdriver.common.by import By
+
+    source = DATA / "shanghaien-aborted.jsonl"
+    assert footer_of(source).ranks == (0, 0)
+    page = page_of(source, tmp_path / "aborted.html")
+    open_page(browser, page)
+    result = browser.find_element(By.ID, "result")
+    assert result.text.startswith("Aborted")
+    assert [e.text for e in result.find_elements(By.CSS_SELECTOR, "#standings .rank")] == ["no rank", "no rank"]
+    assert "#0" not in browser.find_element(By.TAG_NAME, "body").text
+    page = page_of(DATA / "scripted-shanghaien.jsonl", tmp_path / "completed.html")  # a finished match: its places
+    open_page(browser, page)
+    ranks = [e.text for e in browser.find_elements(By.CSS_SELECTOR, "#standings .rank")]
+    assert ranks == [f"#{r}" for r in sorted(footer_of(DATA / "scripted-shanghaien.jsonl").ranks)]
+    assert_clean(browser, page)

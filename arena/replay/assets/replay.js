@@ -193,8 +193,11 @@
     order.sort(function (a, b) { return FOOTER.ranks[a] - FOOTER.ranks[b] || a - b; });
     var standings = h("ol", { id: "standings" }, order.map(function (seat) {
       var out = FOOTER.forfeited.indexOf(seat) >= 0;
+      // An aborted match places nobody (its ranks are 0): say so rather than print "#0".
+      var ranked = FOOTER.end_reason !== "aborted" && FOOTER.ranks[seat] >= 1;
       return h("li", { "data-seat": seat, "data-rank": FOOTER.ranks[seat], "data-score": FOOTER.scores[seat] },
-        h("span", { "class": "rank", text: FOOTER.end_reason === "aborted" ? "\u2013" : "#" + FOOTER.ranks[seat] }),
+        h("span", { "class": "rank" + (ranked ? "" : " none"), text: ranked ? "#" + FOOTER.ranks[seat] : "no rank",
+          title: ranked ? "place " + FOOTER.ranks[seat] : "the match was aborted: it ranks nobody" }),
         chip(seat), h("span", { text: seatName(seat) }), seatTag(seat),
         h("b", { text: FOOTER.scores[seat] }), h("span", { "class": "detail", text: unit }),
         out ? h("span", { "class": "badge", text: "forfeited" }) : null);

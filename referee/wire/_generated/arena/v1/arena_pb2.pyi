@@ -98,12 +98,14 @@ class BotRecord(_message.Message):
     def __init__(self, name: _Optional[str] = ..., owner: _Optional[str] = ..., game_ids: _Optional[_Iterable[str]] = ..., enabled: _Optional[bool] = ..., disabled_reason: _Optional[str] = ..., version: _Optional[str] = ..., online: _Optional[bool] = ..., matches_running: _Optional[int] = ..., created_at: _Optional[float] = ..., last_seen: _Optional[float] = ..., max_concurrent: _Optional[int] = ..., ladder_paused: _Optional[str] = ...) -> None: ...
 
 class OpenSessionRequest(_message.Message):
-    __slots__ = ("bot_version", "sdk_version")
+    __slots__ = ("bot_version", "sdk_version", "no_ladder")
     BOT_VERSION_FIELD_NUMBER: _ClassVar[int]
     SDK_VERSION_FIELD_NUMBER: _ClassVar[int]
+    NO_LADDER_FIELD_NUMBER: _ClassVar[int]
     bot_version: str
     sdk_version: str
-    def __init__(self, bot_version: _Optional[str] = ..., sdk_version: _Optional[str] = ...) -> None: ...
+    no_ladder: bool
+    def __init__(self, bot_version: _Optional[str] = ..., sdk_version: _Optional[str] = ..., no_ladder: _Optional[bool] = ...) -> None: ...
 
 class SessionEvent(_message.Message):
     __slots__ = ("welcome", "assigned", "heartbeat")
