@@ -43,6 +43,8 @@ SETTINGS: Final = {
                 "empty: transcripts stay in Redis"),
         Setting("transcript_retention_h", "ARENA_TRANSCRIPT_RETENTION_H", 24,
                 "hours a finished match's transcript stays in Redis before it moves to --archive"),
+        Setting("ladder_games_per_hour", "ARENA_LADDER_GAMES_PER_HOUR", 60,
+                "ladder matches the scheduler queues per bot and hour at most (0: no limit)"),
         Setting("listen", "ARENA_LISTEN", "", "address a service listens on (host:port)"),
         Setting("advertise", "ARENA_ADVERTISE", "", "address bots use to reach this worker"),
         Setting("metrics_port", "ARENA_METRICS_PORT", 0, "Prometheus /metrics port (0: none)"),

@@ -103,7 +103,7 @@ def admin_token() -> str:
 
 
 def presence(name: str) -> str:
-    """String with a time-to-live, refreshed while the bot has a session open: its session info."""
+    """String with a time-to-live, refreshed while the bot has a session open: its session info (JSON)."""
     return f"{PREFIX}presence:{name}"
 
 
@@ -113,6 +113,11 @@ def bot_running(name: str) -> str:
 
 
 def assignments() -> str:
+PRESENCE_LADDER: Final = "ladder"
+"""Field of a ``presence()`` value: false when the session asked to stay off the ladder (``arena bot run
+--no-ladder``); absent (sessions of older gateways) means on."""
+
+
     """Stream of match assignments for every bot (``bot``, ``match_id``, ``game_id``, ``seat``,
     ``address``): each gateway reads it once and tells its own sessions, so Redis connections do not
     grow with the sessions."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import signal
 from typing import Any
 
 from rich.table import Table
@@ -55,9 +56,16 @@ def cmd_bot_run(args: argparse.Namespace) -> int:
     if args.server:
         runner = BotClient(bot, args.server, s["token"], max_matches=args.matches, tls=tls)
     else:
-        runner = ArenaBotRunner(bot, args.arena or s["gateway"], s["token"], max_matches=args.matches, tls=tls)
+        runner = ArenaBotRunner(bot, args.arena or s["gateway"], s["token"], max_matches=args.matches, tls=tls,
+                                ladder=not args.no_ladder)  # fmt: skip
+
+    async def main() -> list[Any]:
+        if isinstance(runner, ArenaBotRunner):  # stopping a bot (docker stop, a rollout) forfeits nothing
+            asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, runner.drain, args.drain_s)
+        return await runner.run()
+
     try:
-        outcomes = asyncio.run(runner.run())
+        outcomes = asyncio.run(main())
     except AuthenticationError as e:
         raise CliError(f"{'the referee' if args.server else 'the arena'} refused the bot: {e}") from None
     except KeyboardInterrupt:
@@ -194,6 +202,11 @@ def add_parser(sub: Any) -> Any:
     p.add_argument("name")
     p.add_argument("--reason", default="")
     p.set_defaults(func=lambda a: cmd_bot_enable(a, False))
+    p.add_argument("--no-ladder", action="store_true",
+                   help="stay off the ladder: play only matches requested for the bot (unrated testing)")
+    p.add_argument("--drain-s", type=float_type(0), default=30.0,
+                   help="on SIGTERM, take no new matches and give running ones this long to end, then exit "
+                   "(default 30; a second SIGTERM exits at once)")  # fmt: skip
     p = bot.add_parser("enable", help="enable a disabled bot (admin or its owner)")
     add_settings(p, "gateway", "admin_token", "owner_token")
     p.add_argument("name")

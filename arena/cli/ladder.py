@@ -39,6 +39,7 @@ from arena.cli.common import (
     float_type,
     listen_tls,
     needs_server_extra,
+    non_negative_int,
     positive_int,
     run_service,
     settings,
@@ -197,8 +198,13 @@ def cmd_ladder_run(args: argparse.Namespace) -> int:
 
     s = settings(args)
     configure(json=True, level=s["log_level"], service="ladder")
+    try:
+        per_hour = non_negative_int(str(s["ladder_games_per_hour"]))
+    except argparse.ArgumentTypeError as e:
+        raise CliError(f"refusing to start: --ladder-games-per-hour: {e}", 2) from None
     config = SchedulerConfig(
-        games=tuple(args.game or SchedulerConfig().games), queue_depth=args.queue_depth, max_rate=args.max_rate
+        games=tuple(args.game or SchedulerConfig().games), queue_depth=args.queue_depth, max_rate=args.max_rate,
+        games_per_hour=per_hour,
     )
     listen = s["listen"] or "0.0.0.0:50071"
     metrics.serve(int(s["metrics_port"]), listen, [metrics.LADDER], s["redis_url"])
@@ -264,7 +270,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_rebuild)
 
     p = sub.add_parser("run", help="the ladder process: apply results, schedule rated matches, serve LadderService")
-    add_settings(p, "redis_url", "listen", "metrics_port", "log_level", "tls_cert", "tls_key", prints_result=False)
+    add_settings(p, "redis_url", "listen", "metrics_port", "log_level", "tls_cert", "tls_key", "ladder_games_per_hour",
+                 prints_result=False)  # fmt: skip
     p.add_argument("--game", action="append", help="game ids to schedule (default: all)")
     p.add_argument("--queue-depth", type=positive_int, default=8, help="ladder matches kept waiting (default 8)")
     p.add_argument("--max-rate", type=float_type(0.001), default=2.0,

@@ -74,7 +74,8 @@ async def run_local(args: argparse.Namespace) -> int:
                 await asyncio.sleep(0.2)
             r = connect(arena.redis_url)
             results_before = int(r.xlen("arena:results"))
-            config = SchedulerConfig(games=game_ids, queue_depth=4, max_rate=4.0)
+            # a bounded demo of --matches games between the three reference bots: no per-bot pace
+            config = SchedulerConfig(games=game_ids, queue_depth=4, max_rate=4.0, games_per_hour=0)
             runner = LadderRunner(arena.redis_url, config, max_matches=args.matches, seed=args.seed)
             threads = runner.start()
             say.print(f"  ladder: scheduling {args.matches} rated matches ({', '.join(game_ids)})")

@@ -10,6 +10,7 @@ matches it queued.
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import secrets
@@ -41,8 +42,10 @@ class RegistryBots:
         self.games = tuple(games)
 
     def bots(self) -> list[BotInfo]:
+        records = self.registry.list()
+        off = self._off_ladder([b.name for b in records if b.online])
         out = []
-        for b in self.registry.list():
+        for b in records:
             played, last = 0, 0.0
             for game_id in b.game_ids:
                 row = self.ladder.row(game_id, b.name, b.version)
@@ -60,9 +63,25 @@ class RegistryBots:
                     max_concurrent=b.max_concurrent,
                     last_played=last,
                     games_played=played,
+                    ladder=b.name not in off,
                 )
             )
         return out
+
+    def _off_ladder(self, names: list[str]) -> set[str]:
+        """Of these online bots, those whose session asked to stay off the ladder (its presence value says
+        so, ``keys.PRESENCE_LADDER``); one round trip."""
+        pipe = self.registry.r.pipeline(transaction=False)
+        for name in names:
+            pipe.get(keys.presence(name))
+        off = set()
+        for name, raw in zip(names, pipe.execute(), strict=True):
+            try:
+                if raw is not None and json.loads(raw).get(keys.PRESENCE_LADDER) is False:
+                    off.add(name)
+            except (ValueError, AttributeError):
+                pass  # not JSON of an object: a session of some other version; it stays on the ladder
+        return off
 
 
 class LadderRunner:
@@ -148,9 +167,9 @@ class LadderRunner:
                     newest: Any = self.r.xrevrange(keys.results(), count=1)
                     last = newest[0][0] if newest else "0-0"
                 bots = self.scheduler.source.bots()
-                online = {b.name for b in bots if b.online}
+                online = {b.name for b in bots if b.online and b.ladder}  # a --no-ladder session: no validation
                 for b in bots:
-                    if b.online and b.name not in self._online:
+                    if b.name in online and b.name not in self._online:
                         self.scheduler.on_reconnect(b)
                 self._online = online
                 metrics.LADDER_PAUSED.set(sum(1 for b in bots if self.scheduler.paused(b.key)))

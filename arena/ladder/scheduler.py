@@ -10,8 +10,10 @@ Policy, each ``tick``:
 1. Keep ``queue_depth`` ladder matches waiting, at most ``max_rate`` new matches a second (a token
    bucket holding up to ``burst``).
 2. The next bot is the eligible one with the fewest games (played plus scheduled), then the one idle
-   longest, then chance. Eligible: enabled, online, not paused, and below its ``max_concurrent``
-   matches counting those it plays now and those this scheduler queued that have not started.
+   longest, then chance. Eligible: enabled, online on the ladder (not a ``--no-ladder`` session), not
+   paused, below its ``max_concurrent`` matches counting those it plays now and those this scheduler
+   queued that have not started, and below its pace: ``games_per_hour`` ladder matches queued for the
+   bot in the last hour, so that a ladder of few bots does not play them back to back all day.
 3. Opponents are drawn at random among eligible bots whose rating is within a window of its own:
    ``window`` points, doubled while a coin (``widen_p``) says so, up to ``max_window`` - mostly close
    games, now and then a wider one so that separated groups of bots stay connected. Too few inside
@@ -35,10 +37,11 @@ import itertools
 import json
 import random
 import time
+from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
 
 import redis
 
@@ -62,6 +65,7 @@ class BotInfo:
     max_concurrent: int = 1
     last_played: float = 0.0
     games_played: int = 0
+    ladder: bool = True  # False: its session asked to stay off the ladder (it still plays requested matches)
 
     @property
     def key(self) -> BotKey:
@@ -88,6 +92,14 @@ class Pairing:
 Enqueue = Callable[[Pairing], None]
 """Queue the pairing; raises if the match could not be queued."""
 
+LADDER_PREFIX: Final = "ladder-"
+"""Every ladder match id starts so (``_record``): how a restarted scheduler finds a bot's recent ones."""
+PACE_WINDOW_S: Final = 3600.0
+DEFAULT_GAMES_PER_HOUR: Final = 60
+"""One rated game a minute per bot: a new version leaves its provisional 15 games in a quarter of an
+hour, while four bots make at most 120 two-player matches an hour (about 2 MB of transcripts) instead
+of thousands."""
+
 
 @dataclass(frozen=True)
 class SchedulerConfig:
@@ -100,6 +112,7 @@ class SchedulerConfig:
     max_window: float = 1600.0
     forfeit_limit: int = 3  # forfeits in a row that pause a bot
     reference_bot: str = "random"
+    games_per_hour: int = DEFAULT_GAMES_PER_HOUR  # ladder matches queued per bot name and hour (0: no limit)
 
 
 class PauseState(StrEnum):
@@ -142,6 +155,7 @@ class Scheduler:
         self.records: dict[BotKey, BotRecord] = {}
         self._tokens = float(self.config.burst)
         self._refilled = self.clock()
+        self._queued_at: dict[str, deque[float]] = {}  # bot name -> when its ladder matches were queued
         if self.store is not None:
             for k, v in self.store.hgetall(keys.ladder_pauses()).items():
                 d = json.loads(v)
@@ -191,7 +205,25 @@ class Scheduler:
     def _eligible(self, b: BotInfo) -> bool:
         rec = self.records.get(b.key)
         paused = rec is not None and rec.state != PauseState.ACTIVE
-        return b.enabled and b.online and not paused and self._load(b) < b.max_concurrent
+        return (b.enabled and b.online and b.ladder and not paused and self._load(b) < b.max_concurrent
+                and self._under_pace(b.name))  # fmt: skip
+
+    def _under_pace(self, name: str) -> bool:
+        return self.config.games_per_hour <= 0 or len(self._recent(name)) < self.config.games_per_hour
+
+    def _recent(self, name: str) -> deque[float]:
+        """When the bot's ladder matches of the last hour were queued. Read from Redis (the bot's match
+        index) the first time, so that a restarted scheduler keeps the pace rather than starting anew."""
+        cutoff = self.clock() - PACE_WINDOW_S
+        times = self._queued_at.get(name)
+        if times is None:
+            times = self._queued_at[name] = deque()
+            if self.store is not None:
+                reply: Any = self.store.zrangebyscore(keys.matches_by_bot(name), f"({cutoff}", "+inf", withscores=True)
+                times.extend(float(s) for m, s in reply if keys.text(m).startswith(LADDER_PREFIX))
+        while times and times[0] <= cutoff:
+            times.popleft()
+        return times
 
     def _scheduled(self, key: BotKey) -> int:
         return sum(key in s.bots for s in self.outstanding.values())
@@ -226,7 +258,10 @@ class Scheduler:
         seats = [players[p] for p in best]
         for seat, b in enumerate(seats):
             self._seat_count(game_id, b.key)[seat] += 1
-        match_id = f"ladder-{game_id}-{int(self.clock() * 1000)}-{self.rng.getrandbits(48):012x}"
+        now = self.clock()
+        for name in {b.name for b in seats}:
+            self._recent(name).append(now)
+        match_id = f"{LADDER_PREFIX}{game_id}-{int(now * 1000)}-{self.rng.getrandbits(48):012x}"
         pairing = Pairing(match_id, game_id, tuple(b.name for b in seats), rated=True)
         self.outstanding[match_id] = _Scheduled(pairing, [b.key for b in seats])
         return pairing

@@ -260,9 +260,9 @@ class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
         session_id = secrets.token_hex(6)
         slog = log.bind(bot=name, session_id=session_id)
         info = {"session_id": session_id, "version": request.bot_version, "sdk_version": request.sdk_version,
-                "since": time.time()}  # fmt: skip
+                "since": time.time(), keys.PRESENCE_LADDER: not request.no_ladder}  # fmt: skip
         session = self.hub.open(name, bot.token_sha256, request.bot_version, info)
-        slog.info("bot session opened", version=request.bot_version)
+        slog.info("bot session opened", version=request.bot_version, ladder=not request.no_ladder)
         try:
             await self._call(context, self.registry.seen, name, request.bot_version, info)
             yield arena_pb2.SessionEvent(welcome=arena_pb2.SessionWelcome(bot_name=name, session_id=session_id))
