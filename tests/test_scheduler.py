@@ -68,7 +68,8 @@ class World:
 
 def season(world: World, matches: int, seed: int = 7) -> Scheduler:
     rng = random.Random(seed)
-    cfg = SchedulerConfig(games=(world.game_id,), queue_depth=6, max_rate=1e9, burst=10**9)
+    # a season measures fairness and accuracy, not pace: 200 games a bot in a simulated hour
+    cfg = SchedulerConfig(games=(world.game_id,), queue_depth=6, max_rate=1e9, burst=10**9, games_per_hour=0)
     sched = Scheduler(world, world.ratings, world.enqueue, cfg, rng=random.Random(seed + 1), clock=lambda: world.now)
     finished = 0
     while finished < matches:
@@ -231,3 +232,55 @@ def test_a_tick_queues_no_more_than_its_limit() -> None:
     s = Scheduler(Source(), lambda g: {}, queued.append, cfg)
     assert len(s.tick(0, limit=1)) == 1 and len(queued) == 1
     assert len(s.tick(1)) > 1
+
+
+def test_a_few_free_bots_are_paced_to_their_games_per_hour() -> None:
+    """Three bots that are always free: without a pace the scheduler queues them back to back (a tester saw
+    522 rated games in 7 minutes with 4 bots). With the default pace none is queued for more than 60 ladder
+    matches in any hour, and a bot at its pace plays again once its oldest match leaves the hour."""
+    now = [0.0]
+    bots = [BotInfo(n, "1", ("shanghaien",), max_concurrent=4) for n in "abc"]
+
+    class Source:
+        def bots(self) -> list[BotInfo]:
+            return bots
+
+    s = Scheduler(Source(), lambda g: {}, lambda p: None, SchedulerConfig(games=("shanghaien",)),
+                  clock=lambda: now[0])  # fmt: skip
+    times: dict[str, list[float]] = {n: [] for n in "abc"}
+    while now[0] < 2 * 3600:  # two hours: a tick every 5 s, each match over at once
+        for p in s.tick(0):
+            for n in p.bot_names:
+                times[n].append(now[0])
+            s.on_result({"match_id": p.match_id, "end_reason": "completed", "seats": []})
+        now[0] += 5.0
+    pace = 60  # the default
+    for n, ts in times.items():
+        most = max(sum(1 for u in ts[i:] if u < t + 3600) for i, t in enumerate(ts))
+        assert most <= pace, (n, most)
+    assert max(sum(1 for t in ts if t < 3600) for ts in times.values()) == pace  # the pace, not less
+    assert all(any(t >= 3600 for t in ts) for ts in times.values()), "nobody is off the ladder for good"
+
+
+def test_a_restarted_scheduler_keeps_the_pace(redis_url: str) -> None:
+    """The pace counts the ladder matches of the last hour in the bots' match index in Redis: a scheduler
+    started anew (``arena ladder run`` restarted) does not give every bot another hour's worth at once."""
+    from arena.service.queue import MatchQueue, Priority, QueuedMatch
+    from referee import games
+
+    client = redis.Redis.from_url(redis_url)
+    queue = MatchQueue(client)
+    bots = [BotInfo(n, "1", ("shanghaien",), max_concurrent=100) for n in "ab"]
+
+    class Source:
+        def bots(self) -> list[BotInfo]:
+            return bots
+
+    def enqueue(p: Pairing) -> None:
+        tc = games.get(p.game_id).time_control
+        queue.enqueue(QueuedMatch(p.match_id, p.game_id, p.bot_names, tc, "", rated=True), Priority.LADDER)
+
+    cfg = SchedulerConfig(games=("shanghaien",), queue_depth=100, max_rate=1000.0, burst=1000, games_per_hour=5)
+    assert len(Scheduler(Source(), lambda g: {}, enqueue, cfg, store=client).tick(0)) == 5
+    assert Scheduler(Source(), lambda g: {}, enqueue, cfg, store=client).tick(0) == []
+    client.close()
