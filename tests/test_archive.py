@@ -7,6 +7,8 @@ from __future__ import annotations
 import asyncio
 import gzip
 import json
+import os
+import subprocess
 import time
 from pathlib import Path
 from typing import Any
@@ -15,7 +17,7 @@ import pytest
 import redis
 
 from arena import keys
-from arena.local.arena import LocalArena
+from arena.local.arena import LocalArena, arena_command
 from arena.service.archive import ArchiveError, Archiver, TranscriptArchive
 from arena.service.client import ArenaClient, ArenaError
 from arena.service.matches import MatchStore
@@ -63,6 +65,41 @@ def test_old_finished_transcripts_move_to_files_and_read_back_the_same(r: Any, t
     # the next pass starts at the cursor: nothing to look at again, nothing moved twice
     again = Archiver(r, archive, retention_s=DAY).run_pass(now=now)
     assert again.archived == 0 and again.scanned <= 1
+
+
+def test_by_default_a_match_leaves_redis_minutes_after_it_ends_not_a_day(r: Any, tmp_path: Path) -> None:
+    """At the rate a tester saw (about 75 matches a minute, 17 KB each) a 24 h retention fills a 1 GB Redis
+    in about half a day: with the default settings a match finished a quarter of an hour ago is archived."""
+    from arena.cli.common import transcript_archive
+    from arena.config import SETTINGS
+
+    now = 10 * DAY
+    text = _match(r, "quarter", now - 1000, MatchStatus.FINISHED, now - 900)
+    defaults = {name: s.default for name, s in SETTINGS.items()}
+    archive, retention_s = transcript_archive(defaults, default=str(tmp_path))
+    assert archive is not None and retention_s is not None
+    assert Archiver(r, archive, retention_s).run_pass(now=now).archived == 1
+    assert archive.read("quarter") == text and r.exists(keys.transcript("quarter")) == 0
+
+
+def test_past_half_of_maxmemory_a_pass_archives_what_just_ended_and_its_event_log(r: Any, tmp_path: Path) -> None:
+    """By size as well as age: a match that ended a minute ago stays while Redis has room, and goes (its
+    transcript and its event log) once Redis uses half its maxmemory, whatever the retention."""
+    now = time.time()
+    text = _match(r, "fresh", now - 90, MatchStatus.FINISHED, now - 60)
+    r.xadd(keys.events("fresh"), {"line": "{}"})
+    archive = TranscriptArchive(tmp_path)
+    archiver = Archiver(r, archive, retention_s=DAY)
+    assert archiver.run_pass(now=now).archived == 0  # young, and Redis has room
+    assert r.exists(keys.transcript("fresh"), keys.events("fresh")) == 2
+    before = r.config_get("maxmemory")["maxmemory"]
+    r.config_set("maxmemory", int(int(r.info("memory")["used_memory"]) / 0.6))  # 60% used
+    try:
+        report = archiver.run_pass(now=now)
+    finally:
+        r.config_set("maxmemory", before)
+    assert report.archived == 1 and archive.read("fresh") == text
+    assert r.exists(keys.transcript("fresh"), keys.events("fresh")) == 0
 
 
 def test_a_running_match_holds_the_cursor_until_it_finishes(r: Any, tmp_path: Path) -> None:
@@ -140,9 +177,18 @@ def test_played_matches_are_archived_and_served_by_the_gateway_from_the_archive(
             await finished(admin, ids, 120)
             before = {m: (await call(admin.transcript, m))[0] for m in ids}
             client = redis.Redis.from_url(redis_url)
+            assert client.exists(*(keys.events(m) for m in ids)) == len(ids)  # followable until archived
             archiver = Archiver(client, archive, retention_s=0.0)
             await call(archiver.run_pass, time.time() + 1)  # what the gateway's housekeeping does each minute
             assert client.exists(*(keys.transcript(m) for m in ids)) == 0
+            assert client.exists(*(keys.events(m) for m in ids)) == 0  # the event logs went with them
+            out = tmp_path / "got.jsonl"
+            cli = await asyncio.to_thread(
+                subprocess.run, arena_command("transcript", "get", ids[1], "-o", str(out), "--gateway", arena.gateway),
+                capture_output=True, text=True, env={**os.environ, "ARENA_ADMIN_TOKEN": arena.admin_token},
+            )  # fmt: skip
+            assert cli.returncode == 0, cli.stderr
+            assert out.read_text() == before[ids[1]]  # `arena transcript get` reads the archive through the gateway
             for m in ids:
                 text, full = await call(admin.transcript, m)
                 assert full and text == before[m]

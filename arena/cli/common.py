@@ -249,21 +249,21 @@ def rate_limits(s: dict[str, Any]) -> Any:
 
 def transcript_archive(s: dict[str, Any], default: str = "") -> tuple[Any, float | None]:
     """The transcript archive and the retention in seconds from ``--archive`` (else ``default``) and
-    ``--transcript-retention-h``: (None, None) without a folder; CliError (exit 2) for a bad value."""
+    ``--transcript-retention-min``: (None, None) without a folder; CliError (exit 2) for a bad value."""
     from arena.service.archive import TranscriptArchive
 
     folder = str(s["archive"] or default)
     try:
-        hours = float(s["transcript_retention_h"])
+        minutes = float(s["transcript_retention_min"])
     except (TypeError, ValueError):
         raise CliError(
-            f"refusing to start: --transcript-retention-h {s['transcript_retention_h']!r} is not a number", 2
+            f"refusing to start: --transcript-retention-min {s['transcript_retention_min']!r} is not a number", 2
         ) from None
-    if not math.isfinite(hours) or hours < 0:
-        raise CliError("refusing to start: --transcript-retention-h is 0 or more hours", 2)
+    if not math.isfinite(minutes) or minutes < 0:
+        raise CliError("refusing to start: --transcript-retention-min is 0 or more minutes", 2)
     if not folder:
         return None, None
-    return TranscriptArchive(Path(folder)), hours * 3600
+    return TranscriptArchive(Path(folder)), minutes * 60
 
 
 def client(s: dict[str, Any], token: str | None = None) -> Any:

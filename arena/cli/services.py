@@ -166,7 +166,7 @@ def cmd_referee_serve(args: argparse.Namespace) -> int:
 
 
 RATE_SETTINGS = ("session_opens_per_min", "match_requests_per_min", "rate_window_s", "archive",
-                 "transcript_retention_h")  # and the transcripts' archive: the gateway's settings too
+                 "transcript_retention_min")  # and the transcripts' archive: the gateway's settings too
 
 
 def add_parser(sub: Any) -> None:

@@ -2,9 +2,14 @@
 
 A finished match's transcript (14-15 KB for Shanghaien) is kept in Redis for ``retention_s``, then the
 archiver writes it to ``ROOT/ab/MATCH_ID.jsonl.gz`` (``ab``: the id's first two characters, so no folder
-holds millions of files) and only then deletes the Redis copy, marking the match record
-``archived_at``. The record itself (result, bots, seed hash) stays in Redis: listings, the ladder and
-``DescribeMatch`` do not change. ``MatchStore.transcript`` reads either place.
+holds millions of files) and only then deletes the Redis copy and the match's event log (about 19 KB,
+the same lines as they were played: FollowMatch reads a finished match from its transcript), marking the
+match record ``archived_at``. The record itself (result, bots, seed hash) stays in Redis: listings, the
+ladder and ``DescribeMatch`` do not change. ``MatchStore.transcript`` reads either place.
+
+By size as well as age: when Redis uses ``press_at`` (half) of its ``maxmemory`` or more, a pass archives
+every finished match whatever its age, since past ``maxmemory`` (``noeviction``) every write fails and
+no match can start or end.
 
 Crash safety: the file is written under a temporary name, fsynced, renamed into place and its folder
 fsynced before Redis forgets anything; a kill at any point leaves either the Redis copy (and perhaps an
@@ -29,6 +34,7 @@ import redis
 import structlog
 
 from arena import keys
+from arena.service import headroom
 from referee.wire.values import MatchStatus
 
 log = structlog.get_logger("arena.archive")
@@ -37,12 +43,15 @@ PASS_SIZE: Final = 500
 """Matches looked at per round trip of a pass."""
 LOCK_MS: Final = 120_000
 
+PRESS_AT: Final = 0.5
+"""Redis's used memory over its maxmemory from which a pass archives every finished match at once."""
+
 _MARK: Final = """
--- KEYS: the match hash, its transcript; ARGV: archived_at, the archive path. Only a transcript that is
--- still there is forgotten (a second archiver's pass finds it gone and does nothing).
+-- KEYS: the match hash, its transcript, its event log; ARGV: archived_at, the archive path. Only a
+-- transcript that is still there is forgotten (a second archiver's pass finds it gone and does nothing).
 if redis.call('EXISTS', KEYS[2]) == 0 then return 0 end
 redis.call('HSET', KEYS[1], 'archived_at', ARGV[1], 'archive', ARGV[2])
-redis.call('DEL', KEYS[2])
+redis.call('DEL', KEYS[2], KEYS[3])
 return 1
 """
 _UNLOCK: Final = """
@@ -111,12 +120,17 @@ class Archiver:
     enqueue time up to which every match is archived. A match not yet finished stops the walk there,
     so each pass costs what is new, not what was archived before."""
 
-    def __init__(self, client: redis.Redis, archive: TranscriptArchive, retention_s: float) -> None:
+    def __init__(
+        self, client: redis.Redis, archive: TranscriptArchive, retention_s: float, *, press_at: float = PRESS_AT
+    ) -> None:
+        """``press_at``: the fraction of Redis's maxmemory from which every finished match goes at once
+        (0: by age only)."""
         if retention_s < 0:
             raise ValueError("the retention is 0 or more seconds")
         self.r = client
         self.archive = archive
         self.retention_s = retention_s
+        self.press_at = press_at
         self._mark = client.register_script(_MARK)
         self._unlock = client.register_script(_UNLOCK)
 
@@ -127,7 +141,7 @@ class Archiver:
         if not self.r.set(keys.archive_lock(), holder, nx=True, px=LOCK_MS):
             return PassReport(0, 0, self._cursor())
         try:
-            return self._walk(now, limit)
+            return self._walk(now, limit, pressed=self._pressed())
         finally:
             self._unlock(keys=[keys.archive_lock()], args=[holder])
 
@@ -135,8 +149,19 @@ class Archiver:
         raw: Any = self.r.get(keys.archive_cursor())
         return float(raw) if raw is not None else float("-inf")
 
-    def _walk(self, now: float, limit: int) -> PassReport:
-        cutoff = now - self.retention_s
+    def _pressed(self) -> bool:
+        """Redis is at ``press_at`` of its maxmemory or past it (never without a maxmemory)."""
+        if self.press_at <= 0:
+            return False
+        h = headroom.read(self.r)
+        if h.fraction is None or h.fraction < self.press_at:
+            return False
+        log.warning("redis memory past the archive's threshold: archiving every finished match now",
+                    used_bytes=h.used, maxmemory_bytes=h.maxmemory, press_at=self.press_at)  # fmt: skip
+        return True
+
+    def _walk(self, now: float, limit: int, pressed: bool = False) -> PassReport:
+        cutoff = now if pressed else now - self.retention_s
         cursor = self._cursor()
         archived = scanned = 0
         while scanned < limit:
@@ -171,4 +196,5 @@ class Archiver:
         if raw is None:
             return 0  # nothing stored (a match record without a transcript): nothing to move
         path = self.archive.write(match_id, keys.text(raw))
-        return int(self._mark(keys=[keys.match(match_id), keys.transcript(match_id)], args=[f"{now:.3f}", str(path)]))
+        return int(self._mark(keys=[keys.match(match_id), keys.transcript(match_id), keys.events(match_id)],
+                              args=[f"{now:.3f}", str(path)]))  # fmt: skip

@@ -42,6 +42,6 @@ def check(client: redis.Redis, warn_at: float = WARN_AT, *, uncapped_warned: boo
         log.warning(
             "redis memory nearly full: writes fail at maxmemory (noeviction)", used_bytes=h.used,
             maxmemory_bytes=h.maxmemory, used_fraction=round(h.fraction, 3),
-            hint="archive transcripts sooner (--transcript-retention-h) or raise maxmemory with the memory limit",
+            hint="archive transcripts sooner (--transcript-retention-min) or raise maxmemory with the memory limit",
         )  # fmt: skip
     return h
