@@ -14,9 +14,10 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from arena import keys
+from arena.local.logsink import RotatingLog, spawn_logged
 from arena.local.redisproc import RedisProcess
 from arena.redis_client import connect
 from arena.service.gateway import ArenaServicer, start_gateway
@@ -37,13 +38,12 @@ def start_bot(name: str, token: str, gateway: str, logs: Path, time_per_move: fl
     extra: list[str] = []
     if name == "strong":
         extra = ["--time-per-move", str(time_per_move)] if time_per_move else ["--rollouts", "measured"]
-    log = (logs / f"bot-{name}.log").open("ab")
-    return subprocess.Popen(
+    process, _ = spawn_logged(
         arena_command("bot", "run", name, "--arena", gateway, "--log-level", "WARNING", *extra),
-        stdout=log,
-        stderr=subprocess.STDOUT,
+        logs / f"bot-{name}.log",
         env={**os.environ, "ARENA_BOT_TOKEN": token},
     )
+    return process
 
 
 @dataclass
@@ -51,7 +51,7 @@ class WorkerProcess:
     index: int
     process: subprocess.Popen[bytes]
     log_path: Path
-    log_file: IO[bytes] = field(repr=False)
+    log_file: RotatingLog = field(repr=False)
 
     def kill(self) -> None:
         """Like a crash: SIGKILL, nothing cleaned up."""
@@ -159,18 +159,16 @@ class LocalArena:
     def start_worker(self) -> WorkerProcess:
         index = len(self.workers)
         log_path = self.logs / f"worker-{index}.log"
-        log_file = log_path.open("ab")
         env = {**os.environ, "ARENA_ADMIN_TOKEN": "", "ARENA_TLS_CERT": "", "ARENA_TLS_KEY": ""}
         # explicit, so that an ARENA_METRICS_PORT meant for the gateway does not give every worker its port
         metrics = ["--metrics-port", str(self.metrics_port + 1 + index if self.metrics_port else 0)]
-        process = subprocess.Popen(
+        process, log_file = spawn_logged(
             arena_command(
                 "worker", "--redis", self.redis_url, "--listen", "127.0.0.1:0", "--log-level", self.log_level,
                 "--worker-id", f"local-{index}-{secrets.token_hex(2)}", *metrics, *self._worker_tls_args(),
                 *self.worker_args,
             ),
-            stdout=log_file,
-            stderr=subprocess.STDOUT,
+            log_path,
             env=env,
         )  # fmt: skip
         w = WorkerProcess(index, process, log_path, log_file)
