@@ -764,3 +764,42 @@ def test_an_aborted_match_ranks_nobody_on_the_page(tmp_path: Path, browser: Any)
     ranks = [e.text for e in browser.find_elements(By.CSS_SELECTOR, "#standings .rank")]
     assert ranks == [f"#{r}" for r in sorted(footer_of(DATA / "scripted-shanghaien.jsonl").ranks)]
     assert_clean(browser, page)
+
+
+@pytest.mark.parametrize("name", ["shangrila-4p.jsonl", "scripted-shangrila-3p.jsonl"])
+def test_no_label_on_the_board_covers_a_marker(name: str, tmp_path: Path, browser: Any) -> None:
+    """At every journey (and the positions between), the journey's pill and the village numbers cover no
+    space, student, Stone, broken bridge's cross or the arrow, and the pill's text stays inside it."""
+    page = page_of(DATA / name, tmp_path / "labels.html")
+    open_page(browser, page)
+    moves = replay_data(transcripts.file_lines(DATA / name))["moves"]
+    journeys = [k + 1 for k, m in enumerate(moves) if "journey" in m]
+    assert len(journeys) > 10
+    found: list[Any] = browser.execute_script("""
+        const box = e => e.getBoundingClientRect();
+        const meets = (a, b) => a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom;
+        const name = e => (e.closest('[data-space]') || e.closest('[data-bridge]') || e.closest('[data-village]') || e)
+          .outerHTML.slice(0, 60);
+        const out = [];
+        for (const k of arguments[0].flatMap(k => [k - 1, k])) {
+          window.__replay.go(k);
+          const svg = document.getElementById('board-svg'), pill = document.getElementById('journey-label');
+          const markers = [...svg.querySelectorAll('.space circle, .village .stone, .bridge .cross, .bridge .halo')];
+          for (const number of svg.querySelectorAll('.village .number'))
+            for (const m of markers)
+              if (!(m.matches('.stone') && m.parentNode === number.parentNode) && meets(box(number), box(m)))
+                out.push([k, 'village ' + number.textContent, name(m)]);
+          if (!pill) continue;
+          const p = box(pill.querySelector('rect')), t = box(pill.querySelector('text'));
+          if (!(p.left <= t.left && t.right <= p.right)) out.push([k, 'pill text', 'out of its pill']);
+          for (const m of [...markers, ...svg.querySelectorAll('.village .number')])
+            if (meets(p, box(m))) out.push([k, 'pill', name(m)]);
+          const arrow = document.getElementById('journey-arrow'), ctm = arrow.getScreenCTM();
+          for (let at = 0; at <= arrow.getTotalLength(); at += 4) {
+            const q = arrow.getPointAtLength(at), x = ctm.a * q.x + ctm.e, y = ctm.d * q.y + ctm.f;
+            if (p.left < x && x < p.right && p.top < y && y < p.bottom) { out.push([k, 'pill', 'the arrow']); break; }
+          }
+        }
+        return out;""", journeys)  # fmt: skip
+    assert found == []
+    assert_clean(browser, page)

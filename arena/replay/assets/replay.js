@@ -441,23 +441,75 @@
     g.appendChild(s("path", { id: "journey-arrow", d: d, stroke: colour, "marker-end": "url(#arrowhead)",
       "data-from": J.from, "data-to": J.to },
       s("title", { text: "journey " + J.from + " \u2192 " + J.to })));
-    // A pill at the bend: the students that moved (in their colours) and the tiles sent home.
+    // A pill beside the arrow: the students that moved (in their colours) and the tiles sent home. It is
+    // laid out at (0, 0) and moved to a free place once the board is on the page (placeJourneyLabel).
     var arrived = J.moved.filter(function (x) { return x.result !== "back"; });
     var text = plural(arrived.length, "student") + " in" + (J.home.length ? ", " + J.home.length + " sent home" : "");
     var dots = J.moved.length;
-    var w = 22 + dots * 15 + text.length * 7.4, hgt = 28;
-    var lx = (a[0] + b[0]) / 2 + px * 50 - w / 2, ly = (a[1] + b[1]) / 2 + py * 50 - hgt / 2;
-    lx = Math.min(Math.max(lx, 4), D.board.size[0] - w - 4);
-    ly = Math.min(Math.max(ly, 4), D.board.size[1] - hgt - 4);
-    var label = s("g", { id: "journey-label", "data-moved": J.moved.length, "data-sent-home": J.home.length },
-      s("rect", { x: lx, y: ly, width: w, height: hgt, rx: 14 }));
+    var label = s("g", { id: "journey-label", "data-moved": J.moved.length, "data-sent-home": J.home.length, "data-dots": dots },
+      s("rect", { x: 0, y: 0, width: 10, height: PILL_HEIGHT, rx: PILL_HEIGHT / 2 }));
     J.moved.forEach(function (x, i) {
-      label.appendChild(s("circle", { cx: lx + 16 + i * 15, cy: ly + hgt / 2, r: 6.5, fill: seatColour(x.colour),
+      label.appendChild(s("circle", { cx: 16 + i * 15, cy: PILL_HEIGHT / 2, r: 6.5, fill: seatColour(x.colour),
         stroke: "#2e2a24", "stroke-width": 1, opacity: x.result === "back" ? 0.35 : 1 }));
     });
-    label.appendChild(s("text", { x: lx + 12 + dots * 15, y: ly + hgt / 2 + 1, text: text }));
+    label.appendChild(s("text", { x: 12 + dots * 15, y: PILL_HEIGHT / 2 + 1, text: text }));
     g.appendChild(label);
     svg.appendChild(g);
+  }
+
+  var PILL_HEIGHT = 28;
+
+  /* Put the journey's pill where it covers no marker of the board (spaces, students, Stones, a broken
+     bridge's cross, the arrow itself), nor a village if it can help it, as near the arrow's bend as that
+     allows: its width is the text's measured width, the markers' boxes are the browser's. */
+  function placeJourneyLabel() {
+    var label = byId("journey-label"), arrow = byId("journey-arrow");
+    if (!label || !arrow) return;
+    var text = label.querySelector("text");
+    var w = Number(text.getAttribute("x")) + text.getComputedTextLength() + 14, hgt = PILL_HEIGHT;
+    label.querySelector("rect").setAttribute("width", w);
+    var box = function (e) { var r = e.getBBox(); return { x: r.x, y: r.y, w: r.width, h: r.height }; };
+    var markers = Array.prototype.map.call(byId("board-svg").querySelectorAll(
+      ".space circle, .village .stone, .village .number, .bridge .cross, .bridge .halo"), box);
+    var length = arrow.getTotalLength();
+    for (var at = 0; at <= length; at += 8) {
+      var q = arrow.getPointAtLength(at);
+      markers.push({ x: q.x - 6, y: q.y - 6, w: 12, h: 12 });  // the arrow and its white casing
+    }
+    var villages = Array.prototype.map.call(byId("board-svg").querySelectorAll(".village .ground"), box);
+    var size = D.board.size;
+    var hits = function (x, y, boxes, most) {
+      var n = 0;
+      for (var i = 0; i < boxes.length && n < most; i++) {
+        var o = boxes[i];
+        if (x < o.x + o.w + 2 && o.x < x + w + 2 && y < o.y + o.h + 2 && o.y < y + hgt + 2) n++;
+      }
+      return n;
+    };
+    // Candidates: every 10 units within 320 of the arrow's bend; the one covering the fewest markers,
+    // then the fewest villages, then the nearest wins.
+    var bend = arrow.getPointAtLength(length / 2);
+    var best = null, bestCost = Infinity;
+    for (var dy = -320; dy <= 320; dy += 10) {
+      for (var dx = -320; dx <= 320; dx += 10) {
+        var x = Math.min(Math.max(bend.x + dx - w / 2, 4), size[0] - w - 4);
+        var y = Math.min(Math.max(bend.y + dy - hgt / 2, 4), size[1] - hgt - 4);
+        var cost = Math.hypot(x + w / 2 - bend.x, y + hgt / 2 - bend.y);
+        if (cost >= bestCost) continue;
+        cost += hits(x, y, markers, 1 + Math.floor(bestCost / 1e6)) * 1e6;
+        if (cost >= bestCost) continue;
+        cost += hits(x, y, villages, 99) * 1e3;
+        if (cost < bestCost) { best = [x, y]; bestCost = cost; }
+      }
+    }
+    label.setAttribute("transform", "translate(" + best[0].toFixed(1) + " " + best[1].toFixed(1) + ")");
+    label.setAttribute("data-covers", bestCost >= 1e6 ? "markers" : bestCost >= 1e3 ? "village" : "nothing");
+    // Away from the bend, a thin line ties the pill to its arrow.
+    var cx = best[0] + w / 2, cy = best[1] + hgt / 2;
+    if (Math.hypot(cx - bend.x, cy - bend.y) > 60) {
+      label.parentNode.insertBefore(s("line", { id: "journey-leader", x1: bend.x, y1: bend.y,
+        x2: Math.min(Math.max(bend.x, best[0]), best[0] + w), y2: Math.min(Math.max(bend.y, best[1]), best[1] + hgt) }), label);
+    }
   }
 
   function drawShangrilaPlayers(k) {
@@ -752,7 +804,7 @@
     k = Math.max(0, Math.min(LAST, Math.round(Number(k)) || 0));
     current = k;
     var board = clear(byId("board"));
-    if (GAME.family === "shangrila") { board.appendChild(drawShangrila(k)); drawShangrilaPlayers(k); }
+    if (GAME.family === "shangrila") { board.appendChild(drawShangrila(k)); placeJourneyLabel(); drawShangrilaPlayers(k); }
     else if (GAME.family === "shanghaien") { board.appendChild(drawShanghaien(k)); drawShanghaienPlayers(k); }
     else { board.appendChild(drawText(k)); clear(byId("players")).appendChild(h("span", { "class": "label", text: "scores: " + FRAMES[k].scores.join(", ") })); }
     drawStatus(k);
