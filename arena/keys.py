@@ -107,17 +107,17 @@ def presence(name: str) -> str:
     return f"{PREFIX}presence:{name}"
 
 
+PRESENCE_LADDER: Final = "ladder"
+"""Field of a ``presence()`` value: false when the session asked to stay off the ladder (``arena bot run
+--no-ladder``); absent (sessions of older gateways) means on."""
+
+
 def bot_running(name: str) -> str:
     """Set of the match ids in progress that seat this bot."""
     return f"{PREFIX}running:{name}"
 
 
 def assignments() -> str:
-PRESENCE_LADDER: Final = "ladder"
-"""Field of a ``presence()`` value: false when the session asked to stay off the ladder (``arena bot run
---no-ladder``); absent (sessions of older gateways) means on."""
-
-
     """Stream of match assignments for every bot (``bot``, ``match_id``, ``game_id``, ``seat``,
     ``address``): each gateway reads it once and tells its own sessions, so Redis connections do not
     grow with the sessions."""

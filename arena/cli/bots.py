@@ -168,6 +168,11 @@ def add_parser(sub: Any) -> Any:
     p.add_argument("--server", help="a standalone referee's host:port instead of the arena (arena referee serve)")
     p.add_argument("--config", help="TOML settings file")
     p.add_argument("--matches", type=positive_int, help="stop after this many matches")
+    p.add_argument("--no-ladder", action="store_true",
+                   help="stay off the ladder: play only matches requested for the bot (unrated testing)")
+    p.add_argument("--drain-s", type=float_type(0), default=30.0,
+                   help="on SIGTERM, take no new matches and give running ones this long to end, then exit "
+                   "(default 30; a second SIGTERM exits at once)")  # fmt: skip
     p.add_argument("--time-per-move", type=float_type(0.001),
                    help="reference bot 'strong': seconds of search per move")  # fmt: skip
     p.add_argument("--rollouts", type=_rollouts, help="reference bot 'strong': N rollouts a move instead of a clock, "
@@ -202,11 +207,6 @@ def add_parser(sub: Any) -> Any:
     p.add_argument("name")
     p.add_argument("--reason", default="")
     p.set_defaults(func=lambda a: cmd_bot_enable(a, False))
-    p.add_argument("--no-ladder", action="store_true",
-                   help="stay off the ladder: play only matches requested for the bot (unrated testing)")
-    p.add_argument("--drain-s", type=float_type(0), default=30.0,
-                   help="on SIGTERM, take no new matches and give running ones this long to end, then exit "
-                   "(default 30; a second SIGTERM exits at once)")  # fmt: skip
     p = bot.add_parser("enable", help="enable a disabled bot (admin or its owner)")
     add_settings(p, "gateway", "admin_token", "owner_token")
     p.add_argument("name")
