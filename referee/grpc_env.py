@@ -19,3 +19,8 @@ LEGACY_IO_ENGINE = (
 )
 
 os.environ.setdefault("GRPC_EXPERIMENTS", LEGACY_IO_ENGINE)
+
+# gRPC's C core logs below ERROR unless told not to, on stderr, as its own text: a failed TLS handshake is
+# an INFO line ("Handshake failed ...") beside the CLI's one-line error, inside a service's JSON lines,
+# and at every retry of a bot. The arena says what failed itself; GRPC_VERBOSITY=INFO (or DEBUG) brings them back.
+os.environ.setdefault("GRPC_VERBOSITY", "ERROR")

@@ -5,10 +5,16 @@ client that dials (the SDK, the CLI, the gateway dialling its workers) takes a `
 verifies the server against the system's roots or the CA file it is given. ``server_name`` checks the
 certificate for another name than the address's host: workers dialled by pod IP can share one
 certificate for an internal name.
+
+gRPC says little when a handshake fails (UNAVAILABLE, and a line from its C core); ``tls_advice`` and
+``server_name_for`` shake hands again with Python's ``ssl``, which names the reason and reads the
+certificate's names, so that a person is told which setting to change.
 """
 
 from __future__ import annotations
 
+import socket
+import ssl
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -96,3 +102,102 @@ def is_loopback(address: str) -> bool:
     """Whether a listen address is reachable from this host only (plaintext is then acceptable)."""
     host = address.rpartition(":")[0].strip("[]") if ":" in address else address
     return host in ("127.0.0.1", "localhost", "::1") or host.startswith("127.")
+
+
+def _host_port(address: str) -> tuple[str, int]:
+    host, _, port = address.rpartition(":")
+    return host.strip("[]") or "127.0.0.1", int(port)
+
+
+def _handshake(address: str, ca: Path | None, name: str | None, timeout: float) -> list[str]:
+    """Shake hands with ``address`` verifying its certificate against ``ca`` (None: the system's roots),
+    and against ``name`` unless it is None; the names the certificate carries. ssl errors propagate."""
+    context = ssl.create_default_context(cafile=str(ca) if ca else None)
+    context.check_hostname = name is not None
+    context.set_alpn_protocols(["h2"])  # what gRPC offers
+    with (
+        socket.create_connection(_host_port(address), timeout) as raw,
+        context.wrap_socket(raw, server_hostname=name) as conn,
+    ):
+        cert = conn.getpeercert() or {}
+    alt: Any = cert.get("subjectAltName", ())
+    return [str(value) for kind, value in alt if kind in ("DNS", "IP Address")]
+
+
+def _speaks_tls(address: str, timeout: float) -> bool:
+    context = ssl.create_default_context()
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    context.set_alpn_protocols(["h2"])
+    try:
+        with socket.create_connection(_host_port(address), timeout) as raw, context.wrap_socket(raw):
+            return True
+    except (OSError, ValueError):
+        return False
+
+
+def _concrete(name: str) -> str:
+    """A name that matches ``name`` (``*.arena.internal`` -> ``worker.arena.internal``)."""
+    return "worker" + name[1:] if name.startswith("*.") else name
+
+
+def server_name_for(address: str, ca: Path | None, server_name: str = "", timeout: float = 5.0) -> str:
+    """The name to check the certificate served at ``address`` for: ``server_name`` if given, "" when the
+    host dialled is on the certificate, else the certificate's first name (a certificate for a DNS name,
+    dialled at 127.0.0.1). TlsConfigError names the reason when ``ca`` (None: the system's roots) does not
+    verify it or ``server_name`` is not on it."""
+    host = _host_port(address)[0]
+    try:
+        names = _handshake(address, ca, None, timeout)
+    except ssl.SSLCertVerificationError as e:
+        trust = f"the CA in {ca}" if ca else "the system's roots (give --tls-ca FILE for a private CA)"
+        raise TlsConfigError(
+            f"the certificate served at {address} is not signed by {trust}: {e.verify_message}"
+        ) from None
+    except (OSError, ValueError) as e:
+        raise TlsConfigError(f"no TLS handshake with {address}: {e}") from None
+    for name in (server_name,) if server_name else (host, *map(_concrete, names)):
+        try:
+            _handshake(address, ca, name, timeout)
+        except ssl.SSLCertVerificationError:
+            continue
+        except (OSError, ValueError) as e:
+            raise TlsConfigError(f"no TLS handshake with {address}: {e}") from None
+        return "" if name == host else name
+    raise TlsConfigError(f"the certificate served at {address} is for {', '.join(names) or 'no name'}, "
+                         f"not {server_name or host}")  # fmt: skip
+
+
+def tls_advice(address: str, tls: ClientTls | None, timeout: float = 3.0) -> str | None:
+    """Why a client set up with ``tls`` (None: plaintext) cannot talk to ``address``, as the setting to
+    change; None when TLS is not the problem (nothing listens, say, or the handshake works)."""
+    if tls is None:
+        if _speaks_tls(address, timeout):
+            return f"{address} serves TLS: add --tls (and --tls-ca FILE when its certificate comes from a private CA)"
+        return None
+    host = _host_port(address)[0]
+    try:
+        names = _handshake(address, tls.ca, None, timeout)
+    except ssl.SSLCertVerificationError as e:
+        trusted = f"the CA in {tls.ca}" if tls.ca else "the system's roots"
+        return (f"the certificate of {address} is not signed by {trusted} ({e.verify_message}): "
+                "add --tls-ca FILE, the CA that signed it")  # fmt: skip
+    except ssl.SSLError:
+        if _speaks_tls(address, timeout):
+            return None
+        return f"{address} does not answer in TLS: drop --tls and --tls-ca if it serves plaintext"
+    except (OSError, ValueError):
+        return None
+    wanted = tls.server_name or host
+    try:
+        _handshake(address, tls.ca, wanted, timeout)
+    except ssl.SSLCertVerificationError:
+        if not names:
+            return f"the certificate of {address} carries no name (subjectAltName): it cannot be verified"
+        flag = f"add --tls-server-name {_concrete(names[0])}"
+        if tls.server_name:
+            flag = "give --tls-server-name one of them"
+        return f"the certificate of {address} is for {', '.join(names)}, not {wanted}: {flag}"
+    except (OSError, ValueError):
+        return None
+    return None
