@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 from pathlib import Path
 from typing import Any
 
@@ -93,37 +94,44 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from arena.ladder.service import host_ladder
     from arena.local.arena import LocalArena
     from referee.logs import configure
+    from referee.wire.tls import TlsConfigError
 
     s = settings(args)
     data = Path(args.data).resolve()  # redis-server changes into its --dir before it opens its log file
     listen = s["listen"] or "127.0.0.1:50051"
     strong_admin_token(s)
     tls = listen_tls(s, listen)
-    if tls is not None and not s["tls_ca"]:
-        raise CliError("with --tls-cert, give --tls-ca too: the gateway verifies its workers (same certificate)", 2)
     limits = rate_limits(s)
     archive, retention_s = transcript_archive(s, default=str(data / "archive"))
     metrics_port = int(s["metrics_port"])
-    # this process is the gateway (and the ladder's result consumer): its log is JSON lines in a file,
-    # the terminal gets the few lines below; the workers log to their own files
+    # this process is the gateway (and the ladder): its log is JSON lines in a file, the terminal gets the
+    # few lines below; the workers log to their own files
     configure(json=True, level=s["log_level"], service="gateway", file=data / "logs" / "gateway.log")
 
     async def main(stop: asyncio.Event) -> None:
         arena = LocalArena(
             data, workers=args.workers, redis_url=args.redis, gateway_address=listen,
             admin_token=s["admin_token"] or None, log_level=s["log_level"], gateway_extra=host_ladder,
-            tls=tls, tls_ca=Path(s["tls_ca"]) if tls is not None else None, limits=limits, metrics_port=metrics_port,
-            archive=archive, retention_s=retention_s,
+            tls=tls, tls_ca=Path(s["tls_ca"]) if s["tls_ca"] else None, tls_server_name=s["tls_server_name"],
+            limits=limits, metrics_port=metrics_port, archive=archive, retention_s=retention_s,
+            supervise=True, say=console.print,
         )  # fmt: skip
-        async with arena:
+        try:
+            await arena.__aenter__()
+        except TlsConfigError as e:
+            raise CliError(f"the gateway cannot verify its workers (they serve --tls-cert): {e}", 2) from None
+        try:
             metrics.serve(metrics_port, listen, [metrics.GATEWAY, metrics.LADDER], arena.redis_url)
-            # rated results count as they come: the ladder applies them (scheduling stays `arena ladder run`'s)
-            runner = LadderRunner(arena.redis_url, SchedulerConfig(), schedule=False)
+            # the ladder: results applied as they come, and (unless --no-ladder) rated matches scheduled
+            runner = LadderRunner(arena.redis_url, SchedulerConfig(), schedule=args.ladder)
             threads = runner.start()
             console.print(
-                f"arena serving: gateway {arena.gateway}{' (TLS)' if tls else ''}, Redis {arena.redis_url}, "
-                f"{args.workers} worker(s); admin token in {data / 'admin-token'}; logs in {arena.logs}"
+                f"arena serving: gateway {arena.gateway}{' (TLS)' if tls else ''}, "
+                f"{_redis_line(args, arena.redis_url, data)}, {args.workers} worker(s); {_token_line(args, s, data)}; "
+                f"logs in {arena.logs}"
             )
+            console.print("ladder: scheduling rated matches between online bots" if args.ladder else
+                          "ladder: applying results only (--no-ladder: another process schedules)")  # fmt: skip
             if metrics_port:
                 console.print(
                     f"metrics: gateway and ladder on port {metrics_port}, workers on "
@@ -132,8 +140,26 @@ def cmd_serve(args: argparse.Namespace) -> int:
             await stop.wait()
             console.print("stopping")
             await asyncio.to_thread(runner.stop, threads)
+        finally:
+            await arena.__aexit__()
 
     return run_service(main)
+
+
+def _redis_line(args: argparse.Namespace, url: str, data: Path) -> str:
+    """Where Redis is, without its password (a terminal is read over shoulders, and scrolls into logs)."""
+    from arena.local.redisproc import shown
+
+    return f"Redis {shown(url)}" + ("" if args.redis else f" (its URL, with the password, in {data / 'redis-url'})")
+
+
+def _token_line(args: argparse.Namespace, s: dict[str, Any], data: Path) -> str:
+    """Where the admin token is: the one given (named by where it came from), else the generated file."""
+    if not s["admin_token"]:
+        return f"admin token in {data / 'admin-token'}"
+    where = "--admin-token" if args.admin_token else "$ARENA_ADMIN_TOKEN" if os.environ.get("ARENA_ADMIN_TOKEN") else (
+        "the config file")  # fmt: skip
+    return f"admin token: the one given ({where})"
 
 
 
@@ -171,15 +197,31 @@ RATE_SETTINGS = ("session_opens_per_min", "match_requests_per_min", "rate_window
 
 def add_parser(sub: Any) -> None:
     p = sub.add_parser(
-        "serve", help="an all-in-one local arena: Redis, gateway and referee workers",
-        epilog="With --metrics-port N, /metrics and /healthz of the gateway (and ladder) are on port N and "
-        "worker I's on N+1+I. Logs: JSON lines in DATA/logs/ (gateway.log, worker-I.log).",
+        "serve", help="an all-in-one arena on one machine: Redis, gateway, referee workers and the ladder",
+        epilog="Its Redis keeps one port and a password, both in DATA/redis-url (mode 0600): other commands take "
+        "--redis \"$(cat DATA/redis-url)\". A worker that dies is restarted (back-off; given up after 5 deaths in "
+        "a minute), and said so here and in DATA/logs/gateway.log. TLS: --tls-cert and --tls-key, served by the "
+        "gateway and the workers; the gateway verifies its workers (on 127.0.0.1) for the certificate's own "
+        "name, against --tls-ca (a private CA's certificate) or, without it, the system's roots (a public "
+        "certificate). With --metrics-port N, /metrics and /healthz of the gateway (and ladder) are on port N "
+        "and worker I's on N+1+I. Logs: JSON lines in DATA/logs/ (gateway.log, worker-I.log).",
     )  # fmt: skip
     add_settings(p, "listen", "admin_token", "metrics_port", "log_level", "tls_cert", "tls_key", "tls_ca",
-                 *RATE_SETTINGS, prints_result=False)  # fmt: skip
-    p.add_argument("--data", default="arena-data", help="folder for Redis data, logs and the admin token")
+                 "tls_server_name", *RATE_SETTINGS, prints_result=False)  # fmt: skip
+    p.add_argument("--data", default="arena-data",
+                   help="folder for Redis data, its URL (redis-url), logs and the admin token")  # fmt: skip
     p.add_argument("--redis", help="use this Redis instead of starting one")
     p.add_argument("--workers", type=positive_int, default=2, help="referee worker processes (default 2)")
+    p.add_argument("--ladder", action=argparse.BooleanOptionalAction, default=True,
+                   help="schedule rated ladder matches between online bots, as `arena ladder run` does (default: "
+                   "on; --no-ladder: only apply results, when an `arena ladder run` schedules)")  # fmt: skip
+    for action in p._actions:  # what the two mean here: the gateway dialling its own workers
+        if action.dest == "tls_ca":
+            action.help = ("the CA (PEM) that signed --tls-cert, for the gateway to verify its workers (env "
+                           "ARENA_TLS_CA; default: the system's roots, enough for a public certificate)")
+        elif action.dest == "tls_server_name":
+            action.help = ("the name to verify the workers' certificate for (env ARENA_TLS_SERVER_NAME; default: "
+                           "the certificate's own, found at start-up)")
     p.set_defaults(func=cmd_serve)
 
     p = sub.add_parser(
