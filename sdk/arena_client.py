@@ -7,7 +7,9 @@ each over ``BotService.Play`` on the same gateway, naming the match in its Hello
 When a worker dies and another takes the match over, the gateway re-attaches the stream by itself;
 the resumed match sends the whole history, so the local engine state is rebuilt. An assignment that
 names a ``referee_address`` (an arena whose gateway advertises its workers, for bots inside its
-network) is played there instead. Lost sessions are reopened with back-off. ``drain`` (``arena bot run``
+network) is played there instead. Lost sessions are reopened with back-off; sessions refused for the
+client's TLS settings are said so in one line and retried slower, and ``TlsSetupError`` ends ``run``
+after ``TLS_ATTEMPTS`` of them in a row. ``drain`` (``arena bot run``
 on SIGTERM) closes the session but lets the running matches end, so stopping a bot forfeits nothing.
 """
 
@@ -22,13 +24,20 @@ import structlog
 
 from referee.wire import arena_pb2, arena_pb2_grpc
 from referee.wire.contract import bearer_metadata
-from referee.wire.tls import ClientTls, aio_channel
+from referee.wire.tls import ClientTls, aio_channel, tls_advice
 from sdk.bot import Bot, MatchOutcome
 from sdk.client import SDK_VERSION, AuthenticationError, BotClient, SessionRefusedError, check_bot
 
 log = structlog.get_logger("sdk.arena")
 
 RELEASE_AFTER_S = 3.0
+TLS_ATTEMPTS = 3
+"""Sessions in a row refused for the client's TLS settings (the arena's CA not trusted, a name not on its
+certificate, plaintext to a TLS port) after which ``run`` gives up: only a change of settings heals that."""
+
+
+class TlsSetupError(Exception):
+    """The arena cannot be reached with this runner's TLS settings; the message says which to change."""
 
 
 class ArenaBotRunner:
@@ -45,6 +54,7 @@ class ArenaBotRunner:
         max_backoff: float = 5.0,
         tls: ClientTls | None = None,
         ladder: bool = True,
+        tls_backoff: float = 5.0,
     ) -> None:
         """``ladder`` False: the session asks the ladder not to seat the bot (unrated testing)."""
         self.bot = check_bot(bot)
@@ -54,6 +64,7 @@ class ArenaBotRunner:
         self.token = token
         self.max_matches = max_matches
         self.max_backoff = max_backoff
+        self.tls_backoff = tls_backoff  # the first wait after a TLS failure (then doubled): longer than max_backoff
         self.outcomes: list[MatchOutcome] = []
         self.connected = asyncio.Event()
         self.bot_name = ""
@@ -88,6 +99,7 @@ class ArenaBotRunner:
         stopper = asyncio.create_task(self._stop.wait())
         drainer = asyncio.create_task(self._draining.wait())
         backoff = 0.1
+        tls_failures = 0  # in a row
         try:
             while not self._stop.is_set() and not self._draining.is_set():
                 session = asyncio.create_task(self._session())
@@ -102,8 +114,17 @@ class ArenaBotRunner:
                     raise error
                 if error is not None and not isinstance(error, grpc.aio.AioRpcError):
                     raise error
-                if error is not None:
-                    self.log.warning("arena session lost", error=str(error)[:200])
+                problem = await self._tls_problem(error)
+                tls_failures = tls_failures + 1 if problem else 0
+                if problem and tls_failures >= TLS_ATTEMPTS:
+                    raise TlsSetupError(problem)
+                if problem:  # it will not heal by itself: one clear line, and a longer wait
+                    wait = self.tls_backoff * 2 ** (tls_failures - 1)
+                    self.log.error("cannot open a session: TLS", problem=problem, retry_in_s=wait)
+                    await asyncio.wait({stopper}, timeout=wait)
+                    continue
+                if isinstance(error, grpc.aio.AioRpcError):
+                    self.log.warning("arena session lost", code=error.code().name, details=error.details())
                 else:
                     backoff = 0.1
                 self.connected.clear()
@@ -121,6 +142,13 @@ class ArenaBotRunner:
                 await self._gateway_channel.close()
                 self._gateway_channel = None
         return self.outcomes
+
+    async def _tls_problem(self, error: BaseException | None) -> str | None:
+        """What is wrong with this runner's TLS for the gateway (``referee.wire.tls.tls_advice``), when a
+        session could not be opened: None for any other failure."""
+        if not isinstance(error, grpc.aio.AioRpcError) or error.code() != grpc.StatusCode.UNAVAILABLE:
+            return None
+        return await asyncio.to_thread(tls_advice, self.gateway, self.tls)
 
     async def _session(self) -> None:
         async with aio_channel(self.gateway, self.tls) as channel:

@@ -35,7 +35,7 @@ def cmd_bot_run(args: argparse.Namespace) -> int:
     """Run a bot on the arena (a session with the gateway) or, with ``--server``, on one referee."""
 
     from referee.logs import configure
-    from sdk.arena_client import ArenaBotRunner
+    from sdk.arena_client import ArenaBotRunner, TlsSetupError
     from sdk.bots import make_bot
     from sdk.client import AuthenticationError, BotClient, load_bot
 
@@ -68,6 +68,8 @@ def cmd_bot_run(args: argparse.Namespace) -> int:
         outcomes = asyncio.run(main())
     except AuthenticationError as e:
         raise CliError(f"{'the referee' if args.server else 'the arena'} refused the bot: {e}") from None
+    except TlsSetupError as e:  # retried a few times first: only a change of settings heals it
+        raise CliError(f"cannot open a session: {e}") from None
     except KeyboardInterrupt:
         return 130
     if args.json:

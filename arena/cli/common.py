@@ -37,7 +37,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColum
 from rich.text import Text
 
 from arena import config
-from referee.wire.tls import ClientTls, ServerTls, TlsConfigError, client_tls, is_loopback, server_tls
+from referee.wire.tls import ClientTls, ServerTls, TlsConfigError, client_tls, is_loopback, server_tls, tls_advice
 
 
 class CliError(Exception):
@@ -312,9 +312,21 @@ def report(message: str) -> None:
     errors.print(Text.assemble(("arena: error: ", "red"), visible(" ".join(message.split()))), highlight=False)
 
 
+def refused(e: Exception) -> str:
+    """A refused call (``ArenaError``) as one line. When the arena does not answer because this client's
+    TLS settings do not fit it, the line is the flag to add: gRPC's own text names none, so the handshake
+    is tried again with Python's ssl, which says why (``referee.wire.tls.tls_advice``)."""
+    target = getattr(e, "target", "")
+    if getattr(e, "code", "") == "UNAVAILABLE" and target:
+        advice = tls_advice(target, getattr(e, "tls", None))
+        if advice is not None:
+            return f"cannot talk to the arena at {target}: {advice}"
+    return str(e)
+
+
 def error(e: Exception) -> int:
     """Report a refused call on stderr; the command's exit status."""
-    report(str(e))
+    report(refused(e))
     return 1
 
 

@@ -58,11 +58,12 @@ DEFAULT_REDIS = "redis://127.0.0.1:6379/0"
 
 
 def _ladder(args: argparse.Namespace) -> Any:
-    """The ladder in Redis (``--redis``): for the operator commands only."""
+    """The ladder in Redis (``--redis``, else ``$ARENA_REDIS_URL``, else the default): for the operator
+    commands only."""
     from arena.ladder.store import Ladder
     from arena.redis_client import connect
 
-    return Ladder(connect(args.redis))
+    return Ladder(connect(args.redis or os.environ.get("ARENA_REDIS_URL") or DEFAULT_REDIS))
 
 
 @contextmanager
@@ -178,8 +179,20 @@ def cmd_h2h(args: argparse.Namespace) -> int:
 
 
 def cmd_rebuild(args: argparse.Namespace) -> int:
+    ladder = _ladder(args)  # first: without the server extra, that is what to say
+    import redis
+
     started = time.perf_counter()
-    counted = _ladder(args).rebuild(args.game)
+    try:
+        counted = ladder.rebuild(args.game)
+    except (redis.ConnectionError, redis.TimeoutError):
+        if args.redis or os.environ.get("ARENA_REDIS_URL"):
+            raise  # the operator's own Redis is down: "Redis is unavailable: ..." says it
+        raise CliError(
+            "arena ladder rebuild is an operator command: it rewrites the ladder in the arena's Redis itself, not "
+            f"through the gateway, and nothing answers at {DEFAULT_REDIS}. Give --redis URL (or ARENA_REDIS_URL); "
+            "`arena serve` keeps its Redis URL in DATA/redis-url"
+        ) from None
     seconds = time.perf_counter() - started
     if args.json:
         emit_json({"game_id": args.game, "results": counted, "seconds": seconds})
@@ -234,8 +247,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     sub = ladder.add_subparsers(dest="ladder_command", required=True)
 
     def common(p: argparse.ArgumentParser) -> None:
-        p.add_argument("--redis", default=os.environ.get("ARENA_REDIS_URL", DEFAULT_REDIS),
-                       help=f"Redis URL (default $ARENA_REDIS_URL or {DEFAULT_REDIS})")  # fmt: skip
+        p.add_argument("--redis", help=f"the arena's Redis URL (default $ARENA_REDIS_URL, else {DEFAULT_REDIS}; "
+                       "`arena serve` keeps its own in DATA/redis-url)")  # fmt: skip
 
     p = sub.add_parser("show", help="one game's leaderboard (from the gateway)")
     p.add_argument("--game", required=True, choices=games.GAME_IDS)

@@ -15,10 +15,12 @@ Each command group lives in its own module of this package with an ``add_parser(
 Errors end here, one way: ``main`` turns a command's CliError, an OSError (a file, a busy port), Redis
 or the gateway being unreachable, a bot that cannot be loaded, into one line ``arena: error: ...`` on
 stderr and a non-zero exit status (the CliError's, else 1); anything unexpected the same way, naming
-its type. ``arena --debug ...`` prints the traceback as well. A service command run without the
-``server`` extra (a bot author's install: a module of ``arena.cli.common.SERVER_MODULES`` missing) is
-one line too, ``arena gateway needs the server extra: pip install ...``, exit 2. Output cut short by a
-closed pipe (``arena ... | head``) ends quietly. Usage errors are argparse's: its message and exit status 2.
+its type. An arena that does not answer because the client's TLS settings do not fit it (plaintext to a
+TLS port, a CA that did not sign its certificate, a name not on it) is told as the flag to add.
+``arena --debug ...`` prints the traceback as well. A service command run without the ``server`` extra
+(a bot author's install: a module of ``arena.cli.common.SERVER_MODULES`` missing) is one line too,
+``arena gateway needs the server extra: pip install ...``, exit 2. Output cut short by a closed pipe
+(``arena ... | head``) ends quietly. Usage errors are argparse's: its message and exit status 2.
 
 With ``--json`` stdout holds the command's JSON and nothing else (``arena.cli.common``'s ``--json``
 section; the shapes in docs/cli.md): whatever else would have gone there goes to stderr.
@@ -34,7 +36,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from arena.cli import bots, check, demo, ladder, local, matches, owners, play, services, tournament, transcripts
-from arena.cli.common import SERVER_MODULES, CliError, json_stdout, needs_server_extra, report
+from arena.cli.common import SERVER_MODULES, CliError, json_stdout, needs_server_extra, refused, report
 
 COMMANDS = (local, demo, play, bots, owners, matches, transcripts, ladder, services, tournament)
 
@@ -120,7 +122,7 @@ def describe(e: Exception, command: str = "arena") -> tuple[int, str, bool]:
         text = e.strerror or str(e)
         return 1, f"{e.filename}: {text}" if e.filename else text, True
     if isinstance(e, ArenaError | TranscriptError | AuthenticationError):
-        return 1, str(e), True
+        return 1, refused(e), True
     if isinstance(e, grpc.RpcError) and hasattr(e, "code"):
         return 1, f"{e.details() or 'call failed'} ({e.code().name})", True
     return 1, f"{type(e).__name__}: {e}", False

@@ -14,16 +14,22 @@ from referee.wire.values import MatchStatus
 
 
 class ArenaError(Exception):
-    """A refused call: ``code`` is the gRPC status name, the message the arena's reason."""
+    """A refused call: ``code`` is the gRPC status name, the message the arena's reason. ``target`` and
+    ``tls``: what was dialled and how, so that an unreachable arena can be told apart from a client whose
+    TLS settings do not fit it (``arena.cli.common.refused``)."""
 
-    def __init__(self, code: str, message: str) -> None:
+    def __init__(self, code: str, message: str, target: str = "", tls: ClientTls | None = None) -> None:
         super().__init__(f"{message} ({code})")
         self.code = code
         self.message = message
+        self.target = target
+        self.tls = tls
 
 
 class ArenaClient:
     def __init__(self, target: str, token: str = "", timeout: float = 10.0, tls: ClientTls | None = None) -> None:
+        self.target = target
+        self.tls = tls
         self.channel = sync_channel(target, tls)
         self.stub = arena_pb2_grpc.ArenaServiceStub(self.channel)  # type: ignore[no-untyped-call]
         self.token = token
@@ -45,7 +51,7 @@ class ArenaClient:
         try:
             return getattr(self.stub, method)(request, metadata=self._md(), timeout=self.timeout)
         except grpc.RpcError as e:
-            raise ArenaError(e.code().name, e.details() or "") from None
+            raise ArenaError(e.code().name, e.details() or "", self.target, self.tls) from None
 
     def register_bot(self, name: str, owner: str, game_ids: list[str], max_concurrent: int = 0) -> tuple[Any, str]:
         r = self._call("RegisterBot", arena_pb2.RegisterBotRequest(name=name, owner=owner, game_ids=game_ids,
@@ -114,4 +120,4 @@ class ArenaClient:
             for r in self.stub.FollowMatch(arena_pb2.FollowMatchRequest(match_id=match_id), metadata=self._md()):
                 yield r.transcript_line
         except grpc.RpcError as e:
-            raise ArenaError(e.code().name, e.details() or "") from None
+            raise ArenaError(e.code().name, e.details() or "", self.target, self.tls) from None
