@@ -613,6 +613,8 @@ def test_the_end_of_a_shanghaien_match_shows_the_engines_scoring_nation_by_natio
         assert x.nation in row.text.lower()
     per_seat = [sum(x.points for x in held if x.seat == seat) + sheet.tricks[seat] for seat in (0, 1)]
     assert per_seat == list(sheet.points) == list(footer.scores)  # the lines add up to the result
+    heads = [e.text for e in box.find_elements(By.CSS_SELECTOR, "thead th.crew-col")]
+    assert [h.count("seat") for h in heads] == [1, 1] and all(f"seat {s}" in h for s, h in enumerate(heads)), heads
     total = box.find_elements(By.CSS_SELECTOR, "tr.sum td.pts")
     assert [e.text for e in total] == [str(p) for p in footer.scores]
     box_rect, board_rect = (browser.execute_script("return arguments[0].getBoundingClientRect().toJSON()", e)

@@ -705,7 +705,7 @@
       h("h3", { text: over ? "Final scoring" : "Scoring as the crews stood when the match ended" }),
       h("table", null,
         h("thead", null, h("tr", null, h("th", { text: "nation" }),
-          seats.map(function (seat) { return h("th", { "class": "crew-col" }, who(seat), " ", seatTag(seat), h("span", { "class": "label", text: " crew" })); }),
+          seats.map(function (seat) { return h("th", { "class": "crew-col" }, who(seat), h("span", { "class": "label", text: " crew" })); }),
           seats.map(function (seat) { return h("th", { "class": "pts", title: seatName(seat) + "'s points" }, chip(seat), " points"); }))),
         h("tbody", null, rows, tricks, total)),
       h("p", { "class": "label", text: "Both crews hold a nation: the stronger scores the weaker one's total (equal: nobody). " +
