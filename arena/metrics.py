@@ -92,6 +92,10 @@ RELAY_RETRIES: Final = Counter(
 MATCHES_REQUESTED: Final = Counter(
     "arena_matches_requested_total", "Matches queued through this gateway", registry=None
 )
+CALLS_REFUSED: Final = Counter(
+    "arena_calls_refused_total", "Gateway calls refused: UNAUTHENTICATED or PERMISSION_DENIED, by method",
+    ["method", "code"], registry=None,
+)  # fmt: skip
 # ladder
 LADDER_APPLIED: Final = Counter(
     "arena_ladder_results_applied_total", "Results applied to the Elo ladders", registry=None
@@ -113,7 +117,8 @@ REDIS_OPS: Final[dict[str, tuple[str, ...]]] = {
     LADDER: ("ladder-consume", "ladder-schedule", "scrape", "health"),
 }
 FAMILIES: Final[dict[str, tuple[Any, ...]]] = {
-    GATEWAY: (BOT_SESSIONS, RELAYED_STREAMS, RELAY_REATTACHED, RELAY_RETRIES, MATCHES_REQUESTED, REDIS_ERRORS),
+    GATEWAY: (BOT_SESSIONS, RELAYED_STREAMS, RELAY_REATTACHED, RELAY_RETRIES, MATCHES_REQUESTED, CALLS_REFUSED,
+              REDIS_ERRORS),
     WORKER: (MATCHES_RUNNING, MATCHES_FINISHED, MATCHES_RESUMED, MOVE_LATENCY, TIMEOUTS, REFUSALS, FORFEITS,
              LEASES_HELD, LEASES_LOST, REDIS_ERRORS),
     LADDER: (LADDER_APPLIED, LADDER_SCHEDULED, LADDER_PAUSED, REDIS_ERRORS),

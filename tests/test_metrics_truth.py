@@ -365,3 +365,61 @@ def test_ladder_lag_is_the_age_of_the_oldest_unapplied_result(redis_url: str) ->
         assert read() == {"arena_ladder_lag_seconds": 0, "arena_ladder_unapplied_results": 0}
     finally:
         client.close()
+
+
+# ---------------------------------------------------------------------- refused calls
+
+
+def test_a_refused_call_is_counted_by_method_and_code_and_logged_once_without_its_token(
+    redis_url: str, tmp_path: Path, procs: list[subprocess.Popen[bytes]]
+) -> None:
+    from arena.ladder.client import LadderClient
+    from arena.service.client import ArenaError
+    from arena.service.registry import Registry
+
+    token = "arena_admin_" + secrets.token_urlsafe(32)
+    wrong = "arena_" + secrets.token_urlsafe(32)
+    r = redis.Redis.from_url(redis_url)
+    _, bot_token = Registry(r).register("alpha", "tests", ["shanghaien"])
+    r.close()
+    gateway, port = f"127.0.0.1:{free_port()}", free_port()
+    log = tmp_path / "gateway.log"
+    procs.append(start("gateway", "--redis", redis_url, "--listen", gateway, "--admin-token", token,
+                       "--metrics-port", str(port), log=log))  # fmt: skip
+    wait_until(healthy(port), 60, "/healthz")
+
+    def refused(method: str, code: str) -> float:
+        return value(scrape(port), "arena_calls_refused", "arena_calls_refused_total", method=method, code=code)
+
+    owners, bots = "arena.v1.ArenaService/ListOwners", "arena.v1.ArenaService/ListBots"
+    board = "arena.v1.LadderService/GetLeaderboard"
+    cells = [(owners, "UNAUTHENTICATED"), (owners, "PERMISSION_DENIED"), (bots, "UNAUTHENTICATED"),
+             (board, "UNAUTHENTICATED"), ("arena.v1.BotService/Play", "PERMISSION_DENIED")]  # fmt: skip
+    # every series exists from the start (once the gateway serves: /metrics comes up first)
+    wait_until(lambda: all(refused(m, c) == 0 for m, c in cells), 60, "the refusal series at 0")
+
+    def code_of(fn: Callable[[], Any]) -> str:
+        try:
+            fn()
+        except ArenaError as e:
+            return e.code
+        return "OK"
+
+    with ArenaClient(gateway) as nobody, ArenaClient(gateway, bot_token) as bot, ArenaClient(gateway, wrong) as who:
+        assert code_of(nobody.list_owners) == "UNAUTHENTICATED"
+        assert code_of(bot.list_owners) == "PERMISSION_DENIED"
+        assert code_of(bot.list_owners) == "PERMISSION_DENIED"
+        assert code_of(who.list_bots) == "UNAUTHENTICATED"
+        assert code_of(nobody.list_bots) == "OK"
+        with LadderClient(gateway, wrong) as ladder:  # refused by the gateway's TokenGate, before the ladder
+            assert code_of(lambda: ladder.size("shanghaien")) == "UNAUTHENTICATED"
+    assert [refused(m, c) for m, c in cells] == [1, 2, 1, 1, 0]
+    assert refused(bots, "PERMISSION_DENIED") == 0
+
+    lines = [json.loads(x) for x in log.read_text().splitlines() if x.startswith("{")]
+    said = [(x["method"], x["code"]) for x in lines if x.get("event") == "call refused"]
+    assert sorted(said) == sorted([(owners, "UNAUTHENTICATED"), (owners, "PERMISSION_DENIED"),
+                                   (owners, "PERMISSION_DENIED"), (bots, "UNAUTHENTICATED"),
+                                   (board, "UNAUTHENTICATED")])  # fmt: skip
+    text = log.read_text()
+    assert bot_token not in text and wrong not in text and token not in text

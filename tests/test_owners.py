@@ -418,8 +418,8 @@ def test_arena_owner_commands_print_json_only(
                     code = await call(arena_main, [*argv, "--gateway", address, "--json"])
                 out, err = capsys.readouterr()
                 mine = [line for line in out.splitlines() if not LOG_LINE.match(line)]  # not the gateway's logs
-                if code != 0:
-                    return code, err
+                if code != 0:  # the gateway logs the refusal while the command's stdout points at stderr
+                    return code, "\n".join(line for line in err.splitlines() if not LOG_LINE.match(line))
                 assert len(mine) == 1, out  # one JSON document, nothing else
                 return code, json.loads(mine[0])
 

@@ -42,6 +42,7 @@ from arena.service.owners import (
 )
 from arena.service.queue import DuplicateMatchError, MatchQueue
 from arena.service.ratelimit import REQUEST, SESSION, RateLimiter, RateLimits
+from arena.service.refusals import RefusalWatch
 from arena.service.registry import BotRecord, Registry, RegistryError, UnknownBotError
 from arena.service.relay import PlayRelay
 from arena.service.sessions import READ_BLOCK_MS, SessionEnd, SessionHub, snapshot
@@ -592,7 +593,8 @@ async def start_gateway(
     servicer = ArenaServicer(
         redis_url, limiter=limiter, limits=limits, direct=direct, archive=archive, retention_s=retention_s
     )
-    server = new_server(TokenGate(("/arena.v1.LadderService/",), servicer._resolve))
+    watch = RefusalWatch()  # before TokenGate: it sees the refusals of the gate too
+    server = new_server(watch, TokenGate(("/arena.v1.LadderService/",), servicer._resolve))
     arena_pb2_grpc.add_ArenaServiceServicer_to_server(servicer, server)  # type: ignore[no-untyped-call]
     servicer.relay = PlayRelay(
         servicer.registry, worker_tls=worker_tls, limiter=servicer.limit_session, known=servicer._resolve
@@ -601,6 +603,7 @@ async def start_gateway(
     names = [service_name(arena_pb2, "ArenaService"), service_name(bot_pb2, "BotService")]
     if extra is not None:
         names += extra(server, redis_url)
+    watch.expect(names)
     await servicer.start()
     try:
         port = await serve(server, names, address, tls)
