@@ -24,6 +24,7 @@ from arena.cli.common import (
     float_type,
     non_negative_int,
     positive_int,
+    print_table,
     settings,
     utc,
 )
@@ -115,7 +116,7 @@ def cmd_bot_list(args: argparse.Namespace) -> int:
         emit_json(bots)
         return 0
     table = Table()
-    for col in ("bot", "owner", "games", "version", "enabled", "online", "running", "last seen", "ladder"):
+    for col in ("bot", "owner", "games", "version", "enabled", "online", "running", "last seen (UTC)", "ladder"):
         table.add_column(col)
     for b in bots:
         table.add_row(
@@ -123,7 +124,7 @@ def cmd_bot_list(args: argparse.Namespace) -> int:
             "yes" if b.enabled else f"no ({b.disabled_reason or '-'})", "yes" if b.online else "no",
             str(b.matches_running), utc(b.last_seen), f"paused: {b.ladder_paused}" if b.ladder_paused else "on",
         )  # fmt: skip
-    console.print(table)
+    print_table(table, whole=("bot", "owner", "version", "last seen (UTC)"))
     return 0
 
 

@@ -24,7 +24,8 @@ import os
 import re
 import signal
 import sys
-from collections.abc import Callable, Iterator, Mapping
+import textwrap
+from collections.abc import Callable, Collection, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path, PurePath
@@ -32,8 +33,11 @@ from typing import Any, Final, TextIO
 
 from google.protobuf.descriptor import EnumDescriptor, FieldDescriptor  # type: ignore[import-untyped]
 from google.protobuf.message import Message  # type: ignore[import-untyped]
+from rich.cells import cell_len
 from rich.console import Console
+from rich.measure import Measurement
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, TextColumn, TimeElapsedColumn
+from rich.table import Table
 from rich.text import Text
 
 from arena import config
@@ -331,8 +335,39 @@ def error(e: Exception) -> int:
 
 
 def utc(t: float) -> str:
-    """A timestamp as UTC date and time (``-`` for none)."""
-    return datetime.fromtimestamp(t, UTC).strftime("%Y-%m-%d %H:%M:%S") if t else "-"
+    """A timestamp as UTC date and minute, ``2026-11-26 22:43`` (``-`` for none): every time the CLI, the
+    ladder's pages and charts and the replay page show is UTC, and the column or label says so."""
+    return datetime.fromtimestamp(t, UTC).strftime("%Y-%m-%d %H:%M") if t else "-"
+
+
+def print_table(table: Table, whole: Collection[str] = ()) -> None:
+    """Print ``table`` on stdout without cutting anything: the columns whose header is in ``whole`` (ids,
+    dates: what another command is given or a person reads as one) never wrap, the others wrap between
+    words. A console too narrow even for that (``COLUMNS=80`` and a 46-character ladder match id) gets
+    each row as a block instead, its first cell on a line of its own and the others as ``header: value``
+    below it, since rich would otherwise shorten cells to ``ladder-s…``."""
+    for column in table.columns:
+        if str(column.header) in whole:
+            column.no_wrap = True
+            column.min_width = max(cell_len(str(c)) for c in [column.header, *column.cells])
+    need = Measurement.get(console, console.options.update_width(100_000), table).minimum
+    if need <= console.width:
+        console.print(table)
+        return
+    if table.title:
+        console.print(str(table.title), style="italic")
+    columns = table.columns
+    for row in range(table.row_count):
+        cells = [str(list(c.cells)[row]) for c in columns]
+        console.print(cells[0], style="bold")  # whole: a terminal wraps a line longer than itself
+        items = []
+        for column, value in zip(columns[1:], cells[1:], strict=True):
+            item = f"{column.header}: {value}"
+            items.append(item.replace(" ", "\xa0") if str(column.header) in whole else item)  # kept on one line
+        for line in textwrap.wrap("; ".join(items), console.width - 2, break_long_words=False, break_on_hyphens=False):
+            console.print("  " + line.replace("\xa0", " "))
+    if table.caption:
+        console.print("\n".join(textwrap.wrap(str(table.caption), console.width)), style="dim")
 
 
 # ------------------------------------------------------------------------------------------ --json

@@ -41,11 +41,12 @@ from arena.cli.common import (
     needs_server_extra,
     non_negative_int,
     positive_int,
+    print_table,
     run_service,
     settings,
     standing_json,
 )
-from arena.ladder.report import board_table, local_time, plot
+from arena.ladder.report import BOARD_WHOLE, board_table, plot, utc_time
 from referee import games
 
 if TYPE_CHECKING:
@@ -97,7 +98,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     if args.json:
         emit_json({"game_id": args.game, "rows": [standing_json(s) for s in standings]})
         return 0
-    console.print(board_table(args.game, standings))
+    print_table(board_table(args.game, standings), BOARD_WHOLE)
     if not standings:
         console.print(f"no rated matches on {args.game} yet")
     return 0
@@ -145,13 +146,13 @@ def cmd_history(args: argparse.Namespace) -> int:
                       for (g, n, v), pts in series.items()])  # fmt: skip
     else:
         table = Table(title="rating history")
-        for col in ("game", "bot", "version", "matches", "first", "last", "now", "best", "last played"):
+        for col in ("game", "bot", "version", "matches", "first", "last", "now", "best", "last played (UTC)"):
             table.add_column(col)
         for (g, n, v), pts in series.items():
             ratings = [p.rating for p in pts]
             table.add_row(g, n, v, str(len(pts)), f"{ratings[0]:.0f}", f"{ratings[-1]:.0f}", f"{ratings[-1]:.0f}",
-                          f"{max(ratings):.0f}", local_time(pts[-1].finished_at))  # fmt: skip
-        console.print(table)
+                          f"{max(ratings):.0f}", utc_time(pts[-1].finished_at))  # fmt: skip
+        print_table(table, whole=("game", "bot", "version", "last played (UTC)"))
     if args.plot:
         plot(series, args.plot)
         (errors if args.json else console).print(f"chart written to {args.plot}")
@@ -174,7 +175,7 @@ def cmd_h2h(args: argparse.Namespace) -> int:
         n = h.a_wins + h.draws + h.b_wins
         table.add_row(f"{h.a[0]} {h.a[1]}", f"{h.b[0]} {h.b[1]}", str(h.a_wins), str(h.draws), str(h.b_wins),
                       f"{(h.a_wins + 0.5 * h.draws) / n:.0%}")  # fmt: skip
-    console.print(table)
+    print_table(table, whole=("bot A", "bot B"))
     return 0
 
 

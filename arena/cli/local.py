@@ -24,6 +24,7 @@ from arena.cli.common import (
     errors,
     float_type,
     positive_int,
+    print_table,
     progress,
     report,
     standing_json,
@@ -34,7 +35,7 @@ REFERENCE = ("random", "greedy", "strong")
 
 
 async def run_local(args: argparse.Namespace) -> int:
-    from arena.ladder.report import board_table
+    from arena.ladder.report import BOARD_WHOLE, board_table
     from arena.ladder.runner import LadderRunner, caught_up
     from arena.ladder.scheduler import SchedulerConfig
     from arena.ladder.service import host_ladder
@@ -119,7 +120,7 @@ async def run_local(args: argparse.Namespace) -> int:
             for game_id in game_ids:
                 board = runner.ladder.leaderboard(game_id)
                 if not args.json:
-                    console.print(board_table(game_id, board))
+                    print_table(board_table(game_id, board), BOARD_WHOLE)
                 chart = data / f"ladder-{game_id}.png"
                 _plot(runner.ladder, game_id, chart)
                 names = [s.row.name for s in board if s.row.name in REFERENCE]

@@ -19,6 +19,7 @@ from arena.cli.common import (
     int_type,
     milliseconds,
     positive_int,
+    print_table,
     progress,
     report,
     settings,
@@ -67,7 +68,7 @@ def cmd_match_request(args: argparse.Namespace) -> int:
 
 def _print_matches(matches: list[Any]) -> None:
     table = Table()
-    for col in ("match", "game", "state", "bots", "rated", "requested", "result"):
+    for col in ("match", "game", "state", "bots", "rated", "requested (UTC)", "result"):
         table.add_column(col)
     for m in matches:
         result = "-"
@@ -80,7 +81,7 @@ def _print_matches(matches: list[Any]) -> None:
             "yes" if m.rated else "no",
             utc(m.enqueued_at), result,
         )  # fmt: skip
-    console.print(table)
+    print_table(table, whole=("match", "game", "requested (UTC)"))
 
 
 def cmd_match_list(args: argparse.Namespace) -> int:

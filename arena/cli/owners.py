@@ -8,7 +8,7 @@ from typing import Any
 
 from rich.table import Table
 
-from arena.cli.common import add_settings, client, console, emit_json, error, non_negative_int, settings, utc
+from arena.cli.common import add_settings, client, console, emit_json, error, non_negative_int, print_table, settings, utc
 
 
 def cmd_owner_create(args: argparse.Namespace) -> int:
@@ -41,11 +41,11 @@ def cmd_owner_list(args: argparse.Namespace) -> int:
         emit_json(owners)
         return 0
     table = Table()
-    for col in ("owner", "bots", "max bots", "created"):
+    for col in ("owner", "bots", "max bots", "created (UTC)"):
         table.add_column(col)
     for o in owners:
         table.add_row(o.name, str(o.bots), str(o.max_bots), utc(o.created_at))
-    console.print(table)
+    print_table(table, whole=("owner", "created (UTC)"))
     return 0
 
 

@@ -35,32 +35,37 @@ class LadderReader(Protocol):
     def h2h(self, game_id: str, name: str | None = None) -> list[HeadToHead]: ...
 
 
-def local_time(t: float) -> str:
-    """A timestamp as local date and minute (``-`` for none)."""
-    return time.strftime("%Y-%m-%d %H:%M", time.localtime(t)) if t else "-"
+def utc_time(t: float) -> str:
+    """A timestamp as UTC date and minute (``-`` for none), like every time the CLI shows; a column or label
+    beside it says UTC. One zone for everyone: a ladder is read from many time zones."""
+    return time.strftime("%Y-%m-%d %H:%M", time.gmtime(t)) if t else "-"
+
+
+BOARD_WHOLE: tuple[str, ...] = ("bot", "owner", "version", "last played (UTC)")
+"""The leaderboard's columns never cut nor wrapped (``arena.cli.common.print_table``)."""
 
 
 def board_table(game_id: str, standings: Sequence[Standing]) -> Table:
     """A game's leaderboard (``Ladder.leaderboard``) as a table."""
     table = Table(title=f"{game_id} ladder", caption="? provisional (fewer than 15 games); ± is a 95% interval")
     for col, justify in [("#", "right"), ("bot", "left"), ("version", "left"), ("rating", "right"),
-                         ("games", "right"), ("W/D/L", "right"), ("last played", "left")]:  # fmt: skip
+                         ("games", "right"), ("W/D/L", "right"), ("last played (UTC)", "left")]:  # fmt: skip
         table.add_column(col, justify=justify)  # type: ignore[arg-type]
     for s in standings:
         r = s.row
         mark = "?" if r.provisional else ""
         table.add_row(str(s.rank), r.name, r.version, f"{r.rating:.0f}{mark} ± {r.error:.0f}", str(r.games),
-                      f"{r.wins}/{r.draws}/{r.losses}", local_time(r.last_played),
+                      f"{r.wins}/{r.draws}/{r.losses}", utc_time(r.last_played),
                       style="dim" if r.provisional else None)  # fmt: skip
     return table
 
 
 def plot(series: Mapping[tuple[str, str, str], Sequence[HistoryPoint]], path: str) -> None:
-    """One line per (game, bot, version): rating after each match against the match's end time."""
+    """One line per (game, bot, version): rating after each match against the match's end time, in UTC."""
     import matplotlib
 
     matplotlib.use("Agg")
-    from datetime import datetime
+    from datetime import UTC, datetime
 
     import matplotlib.dates as mdates
     import matplotlib.pyplot as plt
@@ -70,13 +75,14 @@ def plot(series: Mapping[tuple[str, str, str], Sequence[HistoryPoint]], path: st
     for (g, n, v), pts in series.items():
         label = f"{n} {v}" + (f" ({g})" if several_games else "")
         ax.plot(
-            [mdates.date2num(datetime.fromtimestamp(p.finished_at)) for p in pts],  # type: ignore[no-untyped-call]
+            [mdates.date2num(datetime.fromtimestamp(p.finished_at, UTC)) for p in pts],  # type: ignore[no-untyped-call]
             [p.rating for p in pts],
             label=label,
             lw=1.2,
         )
-    ax.xaxis_date()
-    ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(ax.xaxis.get_major_locator()))  # type: ignore[no-untyped-call]
+    ax.xaxis_date(UTC)
+    ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(ax.xaxis.get_major_locator(), tz=UTC))  # type: ignore[no-untyped-call]
+    ax.set_xlabel("match end time (UTC)")
     ax.set_ylabel("Elo rating")
     ax.grid(alpha=0.3)
     ax.legend(loc="best", fontsize="small")
@@ -157,8 +163,8 @@ def rating_chart_svg(series: Mapping[BotKey, Sequence[HistoryPoint]], colours: M
         t = t0 + (t1 - t0) * i / 5
         anchor = "start" if i == 0 else "end" if i == 5 else "middle"
         out.append(f'<text x="{x(t)}" y="{h - c["bottom"] + 18}" text-anchor="{anchor}">'
-                   f"{html.escape(time.strftime(fmt, time.localtime(t)))}</text>")  # fmt: skip
-    out.append(f'<text x="{c["left"] + plot_w / 2}" y="{h - 6}" text-anchor="middle">match end time (local)</text>')
+                   f"{html.escape(time.strftime(fmt, time.gmtime(t)))}</text>")  # fmt: skip
+    out.append(f'<text x="{c["left"] + plot_w / 2}" y="{h - 6}" text-anchor="middle">match end time (UTC)</text>')
     out.append(f'<text transform="translate(14 {c["top"] + plot_h / 2}) rotate(-90)" text-anchor="middle">Elo</text>')
     for key, pts in series.items():
         colour = colours[key]
@@ -211,7 +217,7 @@ def board_html(game_id: str, standings: Sequence[Standing], histories: Mapping[B
             f'<tr class="{"provisional" if r.provisional else ""}" data-bot="{esc(r.name)}" data-rank="{s.rank}">'
             f'<td class="num">{s.rank}</td><td>{swatch(r.key)}{esc(r.name)}</td><td>{esc(r.version)}</td>'
             f'<td class="num">{r.rating:.0f}{mark} ± {r.error:.0f}</td><td class="num">{r.games}</td>'
-            f'<td class="num">{r.wins}/{r.draws}/{r.losses}</td><td>{esc(local_time(r.last_played))}</td></tr>'
+            f'<td class="num">{r.wins}/{r.draws}/{r.losses}</td><td>{esc(utc_time(r.last_played))}</td></tr>'
         )
     pairs = []
     for h in h2h:
@@ -240,10 +246,10 @@ def board_html(game_id: str, standings: Sequence[Standing], histories: Mapping[B
             f'{swatch(k)}{esc(k[0])} {rating:.0f} <span class="{"up" if d >= 0 else "down"}">({d:+.0f})</span>'
             for k, rating, d in m["bots"]
         )
-        match_rows.append(f'<tr data-match="{esc(match_id)}"><td>{esc(local_time(m["at"]))}</td>'
+        match_rows.append(f'<tr data-match="{esc(match_id)}"><td>{esc(utc_time(m["at"]))}</td>'
                           f"<td><code>{esc(match_id)}</code></td><td>{bots}</td><td>{replay}</td></tr>")  # fmt: skip
     legend = "".join(f"<span>{swatch(k)}{esc(k[0])} {esc(k[1])}</span>" for k in histories)
-    made = local_time(generated if generated is not None else time.time())
+    made = utc_time(generated if generated is not None else time.time()) + " UTC"
     linked = sum(1 for match_id in matches if match_id in links)
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
@@ -254,7 +260,8 @@ def board_html(game_id: str, standings: Sequence[Standing], histories: Mapping[B
 made {esc(made)}</p></header>
 <main>
 <section><h2>Leaderboard</h2><table id="leaderboard"><thead><tr><th class="num">#</th><th>bot</th><th>version</th>
-<th class="num">rating ± 95%</th><th class="num">games</th><th class="num">W/D/L</th><th>last played</th></tr></thead>
+<th class="num">rating ± 95%</th><th class="num">games</th><th class="num">W/D/L</th><th>last played (UTC)</th></tr>
+</thead>
 <tbody>{"".join(rows)}</tbody></table>
 <p class="muted">? provisional (fewer than 15 games); ± is a 95% interval</p></section>
 <section><h2>Rating after each match</h2>{rating_chart_svg(histories, colours, links)}
@@ -263,7 +270,7 @@ made {esc(made)}</p></header>
 <th class="num">draws</th><th class="num">B wins</th><th class="num">A score</th></tr></thead>
 <tbody>{"".join(pairs)}</tbody></table>
 <p class="muted">every pair of seats of every rated match</p></section>
-<section><h2>Matches</h2><table id="matches"><thead><tr><th>finished</th><th>match</th>
+<section><h2>Matches</h2><table id="matches"><thead><tr><th>finished (UTC)</th><th>match</th>
 <th>rating after it (change)</th><th>replay</th></tr></thead><tbody>{"".join(match_rows)}</tbody></table></section>
 </main></body></html>
 """

@@ -83,11 +83,11 @@
     var f = function (x) { return Math.round(x * 0.7).toString(16).padStart(2, "0"); };
     return "#" + f(n >> 16) + f((n >> 8) & 255) + f(n & 255);
   }
-  function when(iso) {
+  function when(iso) {  // in UTC and labelled, as the CLI and the ladder pages show times
     if (!iso) return "";
-    var m = /^(\d{4}-\d{2}-\d{2})T(\d{2}:\d{2})/.exec(iso);
-    if (!m) return iso;
-    return m[1] + " " + m[2] + (/(\+00:00|Z)$/.test(iso) ? " UTC" : "");
+    var t = /(Z|[+-]\d{2}:?\d{2})$/.test(iso) ? new Date(iso) : null;
+    if (!t || isNaN(t.getTime())) return iso;
+    return t.toISOString().slice(0, 16).replace("T", " ") + " UTC";
   }
 
   // ------------------------------------------------------------------------------ the frames
