@@ -34,3 +34,24 @@ def connect_async(
         socket_timeout=timeout_s + block_ms / 1000, health_check_interval=10,
     )  # fmt: skip
     return aioredis.Redis(connection_pool=pool)
+
+
+TROUBLE = (redis.RedisError,)
+"""What a process of the arena rides out with back-off rather than dying of: Redis away (connection,
+timeout), loading, or refusing writes (OOM at ``maxmemory``, MISCONF when it cannot persist, READONLY on a
+replica after a failover). Every background loop catches this; a call from a client gets UNAVAILABLE with
+``trouble(e)`` as its reason."""
+
+
+def trouble(error: BaseException) -> str:
+    """What is wrong with Redis, for a person (a log line, a status's details)."""
+    text = str(error)[:200]
+    if isinstance(error, redis.exceptions.OutOfMemoryError):
+        return f"the arena's database refuses writes: it is full (maxmemory): {text}"
+    if isinstance(error, redis.exceptions.ReadOnlyError):
+        return f"the arena's database is read-only (a replica, or a failover under way): {text}"
+    if isinstance(error, redis.ResponseError) and text.startswith("MISCONF"):
+        return f"the arena's database refuses writes: it cannot save to its disk: {text}"
+    if isinstance(error, redis.ConnectionError | redis.TimeoutError):
+        return f"the arena's database is unavailable: {text}"
+    return f"the arena's database refused the call: {text}"

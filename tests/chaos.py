@@ -1,5 +1,5 @@
-"""Workers killed again and again under live matches: the harness of ``tests/test_worker_kills.py`` and
-``benchmarks/worker_kills.py``.
+"""Workers killed again and again (or frozen with SIGSTOP past their lease, ``fault="stop"``) under live
+matches: the harness of ``tests/test_worker_kills.py`` and ``benchmarks/worker_kills.py``.
 
 Everything is a real process: a redis-server, referee workers (``arena worker``), two bots as their own
 ``arena bot run`` processes connected through their sessions, and the gateway (in the caller's process,
@@ -15,6 +15,7 @@ import asyncio
 import json
 import os
 import random
+import signal
 import subprocess
 import sys
 import tempfile
@@ -148,6 +149,8 @@ async def kill_run(
     bot_delay: float = 0.02,
     direct: bool = False,
     seed: int = 1,
+    fault: str = "kill",
+    stop_s: float = 4.0,
     timeout_s: float = 600.0,
     data_dir: Path | None = None,
     redis_url: str | None = None,
@@ -194,9 +197,15 @@ async def kill_run(
                     worker_id = rng.choice(sorted(again if again and len(report.kills) % 2 else on))
                     victim = _worker_of(arena, worker_id)
                     assert victim is not None
-                    await asyncio.to_thread(victim.kill)
-                    report.kills.append(Kill(time.time(), worker_id, on[worker_id]))
-                    arena.start_worker()
+                    if fault == "stop":  # alive but frozen past its lease: another worker takes its matches over
+                        victim.process.send_signal(signal.SIGSTOP)
+                        report.kills.append(Kill(time.time(), worker_id, on[worker_id]))
+                        await asyncio.sleep(stop_s)
+                        victim.process.send_signal(signal.SIGCONT)
+                    else:
+                        await asyncio.to_thread(victim.kill)
+                        report.kills.append(Kill(time.time(), worker_id, on[worker_id]))
+                        arena.start_worker()
                     if progress is not None:
                         progress(f"kill {len(report.kills)}: {worker_id} with {len(on[worker_id])} matches")
                 while _unfinished(r, ids) and time.monotonic() < stop_at:

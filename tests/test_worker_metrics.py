@@ -35,10 +35,11 @@ def test_the_event_log_batches_matches_together_in_order_and_one_cancelled_match
     writes: list[list[tuple[str, str]]] = []
     stored: list[tuple[str, str]] = []
 
-    async def write(items: list[tuple[str, str]]) -> None:
+    async def write(items: list[tuple[str, str]]) -> set[str]:
         writes.append(items)
         await asyncio.sleep(0.01)  # on its way to Redis: what comes meanwhile waits for the next write
         stored.extend(items)
+        return set()
 
     async def main() -> None:
         log = _EventLog(write)
@@ -60,7 +61,7 @@ def test_the_event_log_batches_matches_together_in_order_and_one_cancelled_match
 def test_a_failed_write_fails_every_append_waiting_for_it() -> None:
     from arena.service.worker import _EventLog
 
-    async def write(items: list[tuple[str, str]]) -> None:
+    async def write(items: list[tuple[str, str]]) -> set[str]:
         await asyncio.sleep(0.01)
         raise RuntimeError("redis said no")
 
@@ -73,3 +74,23 @@ def test_a_failed_write_fails_every_append_waiting_for_it() -> None:
 
     out = asyncio.run(main())
     assert all(isinstance(e, RuntimeError) for e in out)
+
+
+def test_lines_refused_by_a_lost_lease_fail_only_that_matchs_append() -> None:
+    """Fencing: the write says which matches' lines their lease refused; only those appends raise
+    LeaseLostError (the worker then stops refereeing that match), the others' lines are in."""
+    from arena.service.queue import LeaseLostError
+    from arena.service.worker import _EventLog
+
+    async def write(items: list[tuple[str, str]]) -> set[str]:
+        await asyncio.sleep(0.01)
+        return {m for m, _ in items if m == "lost"}
+
+    async def main() -> list[BaseException | None]:
+        log = _EventLog(write)
+        tasks = [asyncio.create_task(log.append([(m, "1")])) for m in ("kept", "lost", "also-kept")]
+        return list(await asyncio.gather(*tasks, return_exceptions=True))
+
+    kept, lost, also_kept = asyncio.run(main())
+    assert kept is None and also_kept is None
+    assert isinstance(lost, LeaseLostError)

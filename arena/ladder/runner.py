@@ -25,7 +25,7 @@ import structlog
 from arena import keys, metrics
 from arena.ladder.scheduler import BotInfo, Pairing, Scheduler, SchedulerConfig
 from arena.ladder.store import Ladder
-from arena.redis_client import connect
+from arena.redis_client import TROUBLE, connect, trouble
 from arena.service.matches import MatchRequestError, MatchStore
 from arena.service.queue import DuplicateMatchError, MatchQueue, Priority
 from arena.service.registry import Registry
@@ -146,9 +146,9 @@ class LadderRunner:
                 metrics.LADDER_APPLIED.inc(applied)
                 if not applied:
                     self._stop.wait(self.tick_s)
-            except (redis.ConnectionError, redis.TimeoutError) as e:
+            except TROUBLE as e:
                 metrics.REDIS_ERRORS.labels("ladder-consume").inc()
-                log.warning("redis unavailable, retrying", error=str(e)[:200])
+                log.warning("redis unavailable, retrying", error=trouble(e))
                 self._stop.wait(1.0)
 
     def schedule_loop(self) -> None:
@@ -176,9 +176,9 @@ class LadderRunner:
                 left = None if self.max_matches is None else self.max_matches - self.scheduled
                 if left is None or left > 0:
                     self.scheduler.tick(self.queue.depth()[Priority.LADDER.value], bots, limit=left)
-            except (redis.ConnectionError, redis.TimeoutError) as e:
+            except TROUBLE as e:
                 metrics.REDIS_ERRORS.labels("ladder-schedule").inc()
-                log.warning("redis unavailable, retrying", error=str(e)[:200])
+                log.warning("redis unavailable, retrying", error=trouble(e))
                 self._stop.wait(1.0)
             except (MatchRequestError, DuplicateMatchError):
                 self._stop.wait(self.tick_s)

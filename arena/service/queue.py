@@ -91,6 +91,33 @@ redis.call('XDEL', KEYS[2], ARGV[4])
 return 1
 """
 
+# The lease check every write of a worker for a match starts with (fencing): the match's queue entry must
+# still be pending for this worker, else the write is refused (-1) and nothing is changed.
+# KEYS[1]: queue; ARGV[1..3]: group, entry id, worker
+_HOLDS = """
+local p = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[2], ARGV[2], 1)
+if #p == 0 or p[1][2] ~= ARGV[3] then return -1 end
+"""
+
+# KEYS: queue, events; ARGV: group, entry id, worker, lines...
+_APPEND = _HOLDS + """
+for i = 4, #ARGV do redis.call('XADD', KEYS[2], '*', 'line', ARGV[i]) end
+return #ARGV - 3
+"""
+
+# KEYS: queue, match, assignments; ARGV: group, entry id, worker, address, now, maxlen, then per seat
+# (bot, running-set key, seat), after the match id and game id at ARGV[7], ARGV[8]
+_ANNOUNCE = _HOLDS + f"""
+redis.call('HSET', KEYS[2], 'status', '{MatchStatus.RUNNING}', 'worker', ARGV[3], 'address', ARGV[4],
+           'started_at', ARGV[5])
+for i = 9, #ARGV, 3 do
+  redis.call('SADD', ARGV[i + 1], ARGV[7])
+  redis.call('XADD', KEYS[3], 'MAXLEN', '~', ARGV[6], '*', 'bot', ARGV[i], 'match_id', ARGV[7],
+             'game_id', ARGV[8], 'seat', ARGV[i + 2], 'address', ARGV[4])
+end
+return 1
+"""
+
 _RENEW = """
 local p = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[2], ARGV[2], 1)
 if #p == 0 or p[1][2] ~= ARGV[3] then return 0 end
@@ -159,6 +186,8 @@ class MatchQueue:
         self._enqueue = client.register_script(_ENQUEUE)
         self._complete = client.register_script(_COMPLETE)
         self._renew = client.register_script(_RENEW)
+        self._append = client.register_script(_APPEND)
+        self._announce = client.register_script(_ANNOUNCE)
         for p in PRIORITIES:
             try:
                 client.xgroup_create(keys.queue(p), keys.CONSUMER_GROUP, id="0", mkstream=True)
@@ -205,6 +234,33 @@ class MatchQueue:
         spec: Any = self.r.hget(keys.match(match_id), "spec")
         seed = self.r.get(keys.match_seed(match_id))
         return Claim(match_id, priority, entry_id, QueuedMatch.from_json(spec), "" if seed is None else keys.text(seed))
+
+    def append_events(self, worker: str, batches: list[tuple[Claim, list[str]]]) -> set[str]:
+        """Append each claim's transcript lines to its match's event log, in one round trip, each only
+        while ``worker`` still holds the claim's lease (fencing: a worker that lost a match, paused or cut
+        off, can never fork its log). Returns the match ids whose lines were refused so."""
+        pipe = self.r.pipeline(transaction=False)
+        for claim, lines in batches:
+            self._append(keys=[keys.queue(claim.priority), keys.events(claim.match_id)],
+                         args=[keys.CONSUMER_GROUP, claim.entry_id, worker, *lines], client=pipe)  # fmt: skip
+        replies = pipe.execute()
+        return {claim.match_id for (claim, _), n in zip(batches, replies, strict=True) if n == -1}
+
+    def announce(self, worker: str, claim: Claim, address: str, bots: tuple[str, ...], game_id: str,
+                 maxlen: int) -> None:  # fmt: skip
+        """Record where the match runs and tell each seated bot's session (the assignments stream), only
+        while ``worker`` holds the lease: LeaseLostError otherwise (a worker that lost the match must not
+        point its bots back to itself)."""
+        seats: list[str] = []
+        for seat, bot in enumerate(bots):
+            seats += [bot, keys.bot_running(bot), str(seat)]
+        done = self._announce(
+            keys=[keys.queue(claim.priority), keys.match(claim.match_id), keys.assignments()],
+            args=[keys.CONSUMER_GROUP, claim.entry_id, worker, address, f"{time.time():.6f}", maxlen,
+                  claim.match_id, game_id, *seats],
+        )  # fmt: skip
+        if done == -1:
+            raise LeaseLostError(f"match {claim.match_id} is held by another worker now")
 
     def renew(self, worker: str, claim: Claim) -> bool:
         """Keep the lease: resets the entry's idle time. False if another worker took it over (or it is done)."""

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 import grpc
+import redis
 import structlog
 from google.protobuf.message import DecodeError  # type: ignore[import-untyped]
 
@@ -79,7 +80,7 @@ class _RefusedError(Exception):
         self.details = details
 
 
-@dataclass
+@dataclass(eq=False)  # by identity: kept in sets (``PlayRelay.links``)
 class _Link:
     """One match of the bot's stream and its current upstream call to the worker running it."""
 
@@ -89,6 +90,7 @@ class _Link:
     call: Any = None
     ready: asyncio.Event = field(default_factory=asyncio.Event)
     attached: bool = False  # it has had a live stream to a worker
+    address: str = ""  # the worker of the live stream (``call``)
 
 
 class PlayRelay:
@@ -110,6 +112,7 @@ class PlayRelay:
         self.channels: dict[str, grpc.aio.Channel] = {}
         self.users: dict[str, int] = {}  # worker address -> streams holding its channel (``_acquire``)
         self.stale: set[str] = set()  # addresses whose channel goes when its last user leaves
+        self.links: dict[str, set[_Link]] = {}  # match id -> the links relaying it now
 
     def handler(self) -> grpc.GenericRpcHandler:
         play = grpc.stream_stream_rpc_method_handler(self.play)  # bytes in, bytes out: no (de)serialisers
@@ -119,6 +122,16 @@ class PlayRelay:
         for channel in self.channels.values():
             await channel.close()
         self.channels.clear()
+
+    def moved(self, match_id: str, address: str) -> None:
+        """A worker announced that it runs ``match_id`` now (the gateway's session hub reads every
+        assignment): a stream still relayed to another worker is cut, so that it follows the match at once.
+        The worker it leaves may be alive but have lost the match (paused, or cut off from Redis): its
+        stream would never break by itself while the bots' seats forfeit on the new worker."""
+        for link in self.links.get(match_id, ()):
+            if link.call is not None and link.address and address and link.address != address:
+                link.log.info("match moved to another worker: following it", match_id=match_id, worker=address)
+                link.call.cancel()
 
     def _acquire(self, address: str) -> grpc.aio.Channel:
         """The shared channel to a worker, held until ``_release``: held for a whole attempt (dialling,
@@ -199,6 +212,8 @@ class PlayRelay:
         session_id = "r" + secrets.token_hex(6)
         slog = log.bind(bot=bot.name, session_id=session_id)
         links = {m: _Link(m, _upstream_hello(hello, m), slog) for m in match_ids}
+        for link in links.values():
+            self.links.setdefault(link.match_id, set()).add(link)
         writing = asyncio.Lock()
         welcome = bot_pb2.PlayResponse(
             welcome=bot_pb2.Welcome(
@@ -231,6 +246,11 @@ class PlayRelay:
             for link in links.values():
                 if link.call is not None:
                     link.call.cancel()
+                held = self.links.get(link.match_id)
+                if held is not None:
+                    held.discard(link)
+                    if not held:
+                        del self.links[link.match_id]
             await cancel_and_wait([reader, *pumps])
 
     def _seated(self, match_id: str, bot_name: str) -> tuple[grpc.StatusCode, str] | None:
@@ -289,7 +309,11 @@ class PlayRelay:
         redial: dict[str, tuple[float, float]] = {}  # address -> (not before, its back-off)
         error = ""
         while True:
-            status, address = await asyncio.to_thread(self._where, link.match_id)
+            try:
+                status, address = await asyncio.to_thread(self._where, link.match_id)
+            except redis.RedisError as e:  # Redis away or refusing: ask again, within the same limit
+                metrics.REDIS_ERRORS.labels("relay").inc()
+                status, address, error = "", "", f"redis: {str(e)[:200]}"
             if lost and address != lost:  # the match moved on: the lost worker's channel goes once unused
                 self._forget(lost)
                 lost = ""
@@ -346,6 +370,7 @@ class PlayRelay:
                 async with writing:
                     await context.write(greeting)
             link.call = call
+            link.address = address
             link.ready.set()
             live = True
             if link.attached:
@@ -378,6 +403,7 @@ class PlayRelay:
             return (_BROKE if live else _FAILED), "CANCELLED: the call to the worker was cancelled"
         finally:
             link.call = None
+            link.address = ""
             link.ready.clear()
             call.cancel()
             self._release(address)

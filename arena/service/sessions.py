@@ -23,6 +23,7 @@ import redis.asyncio as aioredis
 import structlog
 
 from arena import keys, metrics
+from arena.redis_client import TROUBLE
 from arena.service.cancel import cancel_and_wait
 from arena.service.registry import Registry
 from referee.wire import arena_pb2
@@ -72,6 +73,8 @@ class SessionHub:
         self.reader = reader
         self.heartbeat_s = heartbeat_s
         self.by_bot: dict[str, set[Session]] = {}
+        # told (match id, worker address) of every assignment read: a worker running the match now
+        self.watchers: list[Callable[[str, str], None]] = []
         self._tasks: list[asyncio.Task[None]] = []
         self._last: Any = b"$"
 
@@ -117,7 +120,7 @@ class SessionHub:
                     {keys.assignments(): self._last}, count=READ_COUNT, block=READ_BLOCK_MS
                 )
                 delay = 0.1
-            except (redis.ConnectionError, redis.TimeoutError) as e:
+            except redis.RedisError as e:  # down, or refusing (OOM, READONLY ...): read again later
                 metrics.REDIS_ERRORS.labels("sessions-read").inc()
                 log.warning("redis unavailable, retrying", op="sessions-read", error=str(e)[:200])
                 await asyncio.sleep(delay)
@@ -129,6 +132,8 @@ class SessionHub:
                     self._dispatch({keys.text(k): keys.text(v) for k, v in fields.items()})
 
     def _dispatch(self, f: dict[str, str]) -> None:
+        for watcher in self.watchers:
+            watcher(f.get("match_id", ""), f.get("address", ""))
         sessions = self.by_bot.get(f.get("bot", ""))
         if not sessions:
             return
@@ -144,7 +149,7 @@ class SessionHub:
             await asyncio.sleep(self.heartbeat_s)
             try:
                 await self.beat()
-            except (redis.ConnectionError, redis.TimeoutError) as e:
+            except TROUBLE as e:
                 metrics.REDIS_ERRORS.labels("sessions-beat").inc()
                 log.warning("redis unavailable, sessions go on", op="sessions-beat", error=str(e)[:200])
 

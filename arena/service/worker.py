@@ -27,11 +27,10 @@ import time
 from collections.abc import Awaitable, Callable, Collection, Sequence
 from typing import Any, Final, TypeVar
 
-import redis
 import structlog
 
 from arena import keys, metrics
-from arena.redis_client import connect
+from arena.redis_client import TROUBLE, connect, trouble
 from arena.service.matches import MatchStore
 from arena.service.queue import Claim, LeaseLostError, MatchQueue
 from arena.service.registry import Registry
@@ -41,7 +40,7 @@ from referee.match import Match
 from referee.server import MOVED, Referee, start_server
 from referee.spec import MatchSpec, SeatSpec
 from referee.wire.tls import ServerTls
-from referee.wire.values import MatchResult, MatchStatus
+from referee.wire.values import MatchResult
 
 log = structlog.get_logger("arena.service.worker")
 
@@ -52,7 +51,7 @@ REVALIDATE_S: Final = 1.0
 RECLAIM_EVERY_S: Final = 0.2  # how often a worker looks for expired leases
 TAKEOVER_ROOM: Final = 2  # a worker takes matches over up to this many times its capacity
 ASSIGNMENTS_MAXLEN: Final = 100_000  # gateways read it as it comes; this is slack for a slow one
-_REDIS_DOWN = (redis.ConnectionError, redis.TimeoutError)
+_REDIS_DOWN = TROUBLE  # down, or refusing writes: retried with back-off
 
 
 def result_dict(result: MatchResult, rated: bool, finished_at: float | None = None) -> dict[str, Any]:
@@ -151,6 +150,7 @@ class Worker:
             admin_token=admin_token or secrets.token_urlsafe(32), authorizer=self._authorize, hold_results=True
         )
         self.running: dict[str, asyncio.Task[None]] = {}
+        self.claims: dict[str, Claim] = {}  # the lease each running match's writes are fenced by
         self.lost: set[str] = set()
         self.log = log.bind(worker=self.worker_id)
         self.address = ""
@@ -167,7 +167,7 @@ class Worker:
         self.block_queue = MatchQueue(self.rblock, lease_ms=self.lease_ms)
         self.registry = Registry(self.r)
         self.store = MatchStore(self.r, self.queue, self.registry)
-        self.event_log = _EventLog(lambda items: self._redis("events", self.store.append_events, items))
+        self.event_log = _EventLog(lambda items: self._redis("events", self._append_events, items))
         self._server, port = await start_server(self.referee, self.listen, self.tls)
         host = self.listen.rpartition(":")[0] or "127.0.0.1"
         if host in ("0.0.0.0", "[::]", "::"):
@@ -211,7 +211,7 @@ class Worker:
                 now = time.monotonic()
                 if now - self._down_logged > 5:
                     self._down_logged = now
-                    self.log.warning("redis unavailable, retrying", op=op, error=str(e)[:200])
+                    self.log.warning("redis unavailable, retrying", op=op, error=trouble(e))
                 if self._stopping and op in ("claim", "reclaim"):
                     raise
                 await asyncio.sleep(delay)
@@ -288,12 +288,15 @@ class Worker:
         self.log.info(f"match {how}", match_id=claim.match_id, priority=claim.priority.value)
         task = asyncio.get_running_loop().create_task(self._run(claim), name=f"run-{claim.match_id}")
         self.running[claim.match_id] = task
+        self.claims[claim.match_id] = claim
         metrics.MATCHES_RUNNING.set(len(self.running))
         task.add_done_callback(lambda _: self._ended(claim.match_id))
 
     def _ended(self, match_id: str) -> None:
         self.running.pop(match_id, None)
+        self.claims.pop(match_id, None)
         self.lost.discard(match_id)
+        self.event_log.refused.discard(match_id)
         metrics.MATCHES_RUNNING.set(len(self.running))
 
     def _spec(self, claim: Claim) -> MatchSpec:
@@ -314,23 +317,30 @@ class Worker:
         )  # fmt: skip
 
     def _announce(self, claim: Claim, spec: MatchSpec) -> None:
-        """Record where the match runs and tell each seated bot's session."""
-        pipe = self.r.pipeline(transaction=False)
-        pipe.hset(
-            keys.match(claim.match_id),
-            mapping={"status": MatchStatus.RUNNING, "worker": self.worker_id, "address": self.address,
-                     "started_at": f"{time.time():.6f}"},
-        )  # fmt: skip
-        for seat in spec.seats:
-            pipe.sadd(keys.bot_running(seat.bot_name), claim.match_id)
-            pipe.xadd(
-                keys.assignments(),
-                {"bot": seat.bot_name, "match_id": claim.match_id, "game_id": spec.game_id, "seat": seat.seat,
-                 "address": self.address},
-                maxlen=ASSIGNMENTS_MAXLEN,
-                approximate=True,
-            )  # fmt: skip
-        pipe.execute()
+        """Record where the match runs and tell each seated bot's session (LeaseLostError: not ours)."""
+        bots = tuple(s.bot_name for s in sorted(spec.seats, key=lambda s: s.seat))
+        self.queue.announce(self.worker_id, claim, self.address, bots, spec.game_id, ASSIGNMENTS_MAXLEN)
+
+    def _append_events(self, items: list[tuple[str, str]]) -> set[str]:
+        """Append (match id, line) pairs to their event logs, fenced by each match's lease; the match ids
+        whose lease is no longer ours (their lines were refused)."""
+        batches: dict[str, tuple[Claim, list[str]]] = {}
+        for match_id, line in items:
+            claim = self.claims[match_id]
+            batches.setdefault(match_id, (claim, []))[1].append(line)
+        return self.queue.append_events(self.worker_id, list(batches.values()))
+
+    def _lose(self, match_id: str, why: str) -> None:
+        """Another worker holds the match now: stop refereeing it here at once (its bots' streams are
+        handed back, ``Referee.abandon``), and record nothing more of it."""
+        if match_id in self.lost:
+            return
+        metrics.LEASES_LOST.inc()
+        self.lost.add(match_id)
+        self.log.warning("lease lost: another worker runs the match now", match_id=match_id, why=why)
+        task = self.referee.tasks.get(match_id)
+        if task is not None:
+            task.cancel()
 
     async def _run(self, claim: Claim) -> None:
         mid = claim.match_id
@@ -348,7 +358,12 @@ class Worker:
             if lines:
                 metrics.MATCHES_RESUMED.inc()
                 mlog.info("match resumed from its event log", ply=match.ply, lines=len(lines))
-            await self._redis("announce", self._announce, claim, spec)
+            try:
+                await self._redis("announce", self._announce, claim, spec)
+            except LeaseLostError:
+                self._lose(mid, "announce refused")
+                self.referee.abandon(mid, MOVED)
+                return
             logger = asyncio.create_task(self._record_events(match, len(lines)))
             lease = asyncio.create_task(self._keep_lease(claim))
             try:
@@ -356,7 +371,6 @@ class Worker:
                 await logger
             except asyncio.CancelledError:
                 if mid in self.lost:
-                    mlog.warning("lease lost: another worker runs the match now")
                     return
                 raise
             finally:
@@ -393,11 +407,7 @@ class Worker:
         while True:
             await asyncio.sleep(self.lease_ms / 3000)
             if not await self._redis("renew", self.queue.renew, self.worker_id, claim):
-                metrics.LEASES_LOST.inc()
-                self.lost.add(claim.match_id)
-                task = self.referee.tasks.get(claim.match_id)
-                if task is not None:
-                    task.cancel()
+                self._lose(claim.match_id, "renew refused")
                 return
 
     async def _record_events(self, match: Match, skip: int) -> None:
@@ -413,7 +423,11 @@ class Worker:
             _count(line)
             if seen < len(match.lines):
                 continue  # more lines are ready now: send them together
-            await self.event_log.append([(match.match_id, x) for x in batch])
+            try:
+                await self.event_log.append([(match.match_id, x) for x in batch])
+            except LeaseLostError:
+                self._lose(match.match_id, "event log append refused")
+                return
             batch = []
 
 
@@ -424,8 +438,9 @@ class _EventLog:
     match still appends its lines in order and waits until they are in Redis (takeover resumes from
     them)."""
 
-    def __init__(self, write: Callable[[list[tuple[str, str]]], Awaitable[None]]) -> None:
+    def __init__(self, write: Callable[[list[tuple[str, str]]], Awaitable[set[str]]]) -> None:
         self.write = write
+        self.refused: set[str] = set()  # matches whose lines the fence refused (``append`` raises for them)
         self.pending: list[tuple[str, str]] = []
         self.written: asyncio.Future[None] | None = None  # done when ``pending`` is in Redis
         self.task: asyncio.Task[None] | None = None
@@ -438,6 +453,8 @@ class _EventLog:
         if self.task is None or self.task.done():
             self.task = asyncio.create_task(self._flush())
         await asyncio.shield(written)  # one match cancelled (lease lost) must not cancel the others' write
+        if self.refused and items[0][0] in self.refused:
+            raise LeaseLostError(f"match {items[0][0]} is held by another worker now")
 
     async def _flush(self) -> None:
         while self.pending:
@@ -445,7 +462,7 @@ class _EventLog:
             self.pending, self.written = [], None
             assert written is not None
             try:
-                await self.write(batch)
+                self.refused |= await self.write(batch)
             except BaseException as e:  # every append waiting (these lines and those queued meanwhile) gets it,
                 for f in (written, self.written):  # as each match's own write raised before
                     if f is not None and not f.done():
