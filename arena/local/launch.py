@@ -35,8 +35,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-from referee.grpc_env import user_environment
-
 ENV_SERVER = "ARENA_SERVER"
 """Environment of a launched bot: the referee's host:port (what ``arena bot run --server`` takes) ..."""
 ENV_TOKEN = "ARENA_BOT_TOKEN"
@@ -153,7 +151,7 @@ class ProcessLauncher:
         self.started += 1
         values = {"address": address, "token": token, "matches": str(matches)}
         argv = [_fill(word, values) for word in self.argv]
-        env = {**user_environment(), **self.env, ENV_SERVER: address, ENV_TOKEN: token, ENV_MATCHES: str(matches)}
+        env = {**os.environ, **self.env, ENV_SERVER: address, ENV_TOKEN: token, ENV_MATCHES: str(matches)}
         out = self.log_dir / f"{self.stem}-{self.started}.out"
         err = self.log_dir / f"{self.stem}-{self.started}.err"
         with out.open("wb") as o, err.open("wb") as e:
