@@ -92,6 +92,12 @@ def bot(name: str) -> str:
     return f"{PREFIX}bot:{name}"
 
 
+def bot_name_fold(folded: str) -> str:
+    """String: the name of the bot whose name folds to this (``arena.service.names.fold``): a name that
+    looks like a registered one is refused."""
+    return f"{PREFIX}botname:{folded}"
+
+
 def token(token_sha256: str) -> str:
     """String: the name of the bot whose token has this SHA-256 (tokens are never stored)."""
     return f"{PREFIX}token:{token_sha256}"

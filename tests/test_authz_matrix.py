@@ -119,6 +119,11 @@ ROWS: list[Row] = [
         lambda s, c: s.RotateToken(a.RotateTokenRequest(name=c.bot), metadata=c.md)),
     Row("ArenaService/SetBotEnabled", row(UNAUTH, UNAUTH, DENIED, DENIED, OK, OK),
         lambda s, c: s.SetBotEnabled(a.SetBotEnabledRequest(name="mine", enabled=True), metadata=c.md)),
+    # of the caller's own bot, for good (mine): its owner, the admin
+    Row("ArenaService/RetireBot", row(UNAUTH, UNAUTH, DENIED, DENIED, OK, OK),
+        lambda s, c: s.RetireBot(a.RetireBotRequest(name="mine", reason="testing"), metadata=c.md)),
+    Row("ArenaService/AddBotGames", row(UNAUTH, UNAUTH, DENIED, DENIED, OK, OK),
+        lambda s, c: s.AddBotGames(a.AddBotGamesRequest(name="mine", game_ids=["shangrila-3p"]), metadata=c.md)),
     Row("ArenaService/ListBots", PUBLIC, lambda s, c: s.ListBots(a.ListBotsRequest(), metadata=c.md)),
     # unrated, mine against a reference bot
     Row("ArenaService/RequestMatch", row(UNAUTH, UNAUTH, DENIED, DENIED, OK, OK),
@@ -136,6 +141,8 @@ ROWS: list[Row] = [
     Row("ArenaService/CreateOwner", ADMIN_ONLY,
         lambda s, c: s.CreateOwner(a.CreateOwnerRequest(name="newcomer"), metadata=c.md)),
     Row("ArenaService/ListOwners", ADMIN_ONLY, lambda s, c: s.ListOwners(a.ListOwnersRequest(), metadata=c.md)),
+    Row("ArenaService/SetOwnerMaxBots", ADMIN_ONLY,
+        lambda s, c: s.SetOwnerMaxBots(a.SetOwnerMaxBotsRequest(name="me", max_bots=20), metadata=c.md)),
     Row("ArenaService/RotateOwnerToken", row(UNAUTH, UNAUTH, DENIED, DENIED, OK, OK),
         lambda s, c: s.RotateOwnerToken(a.RotateOwnerTokenRequest(name="me"), metadata=c.md)),
     # sessions and Play are bots' (the token of mine; Play: mine's queued match, relayed)
@@ -226,7 +233,7 @@ def test_the_matrix_covers_every_rpc_of_the_gateways_services() -> None:
     assert {r.rpc for r in ROWS} == served
     assert all(set(r.expect) == set(CALLERS) for r in ROWS)
     assert {d.name for _, d in SERVICES} <= set(STUBS) and {h for h, _ in SERVICES} <= set(HOSTS)
-    assert len(CELLS) == len(served) * len(CALLERS) == 17 * 9  # the matrix's size: update it with new rows
+    assert len(CELLS) == len(served) * len(CALLERS) == 20 * 9  # the matrix's size: update it with new rows
     width = max(len(r.rpc) for r in ROWS)
     SHORT: dict[Outcome, str] = {OK: "OK", UNAUTH: "UNAUTH", DENIED: "DENIED"}  # noqa: N806
     print(f"\n{len(ROWS)} RPCs x {len(CALLERS)} callers = {len(CELLS)} cells")

@@ -39,8 +39,8 @@ OWNER_FIELDS = {f.name for f in arena_pb2.OwnerRecord.DESCRIPTOR.fields}
 MATCH_FIELDS = {f.name for f in arena_pb2.MatchRecord.DESCRIPTOR.fields}
 RESULT_FIELDS = {f.name for f in match_pb2.MatchResult.DESCRIPTOR.fields}
 SEAT_FIELDS = {f.name for f in match_pb2.SeatResult.DESCRIPTOR.fields}
-LADDER_ROW = {"rank", "name", "version", "rating", "games", "wins", "draws", "losses", "last_played", "info", "error",
-              "provisional"}  # fmt: skip
+LADDER_ROW = {"rank", "owner", "name", "version", "rating", "games", "wins", "draws", "losses", "last_played", "info",
+              "error", "provisional"}  # fmt: skip
 
 
 def _no_constant(name: str) -> Any:

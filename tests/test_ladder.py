@@ -209,8 +209,8 @@ def test_cli_show_history_h2h_read_the_gateway_and_rebuild_works_on_redis(
     monkeypatch.setattr("arena.ladder.client.PAGE", 3)  # the leaderboard comes in pages
 
     def rows(game_id: str) -> list[dict[str, Any]]:
-        return [{"rank": s.rank, **s.row.to_dict(), "error": s.row.error, "provisional": s.row.provisional}
-                for s in ladder.leaderboard(game_id)]  # fmt: skip
+        return [{"rank": s.rank, "owner": s.owner, **s.row.to_dict(), "error": s.row.error,
+                 "provisional": s.row.provisional} for s in ladder.leaderboard(game_id)]  # fmt: skip
 
     async def run() -> None:
         server, port, servicer = await start_gateway(redis_url, "127.0.0.1:0", host_ladder)

@@ -1,5 +1,5 @@
 """``arena bot``: run a bot (on the arena or one referee), and the registry: register, list,
-rotate-token, disable, enable."""
+rotate-token, disable, enable, retire, add-game."""
 
 from __future__ import annotations
 
@@ -160,6 +160,38 @@ def cmd_bot_enable(args: argparse.Namespace, enabled: bool) -> int:
     return 0
 
 
+def cmd_bot_retire(args: argparse.Namespace) -> int:
+    from arena.service.client import ArenaError
+
+    s = settings(args)
+    try:
+        with client(s, s["admin_token"] or s["owner_token"]) as c:
+            bot = c.retire(args.name, args.reason)
+    except ArenaError as e:
+        return error(e)
+    if args.json:
+        emit_json(bot)
+    else:
+        console.print(f"{bot.name}: retired (its name, matches, transcripts and ratings are kept)")
+    return 0
+
+
+def cmd_bot_add_game(args: argparse.Namespace) -> int:
+    from arena.service.client import ArenaError
+
+    s = settings(args)
+    try:
+        with client(s, s["admin_token"] or s["owner_token"]) as c:
+            bot = c.add_games(args.name, args.game)
+    except ArenaError as e:
+        return error(e)
+    if args.json:
+        emit_json(bot)
+    else:
+        console.print(f"{bot.name}: plays {', '.join(bot.game_ids)}")
+    return 0
+
+
 
 def add_parser(sub: Any) -> Any:
     """``arena bot ...``; returns its subcommands, where ``arena.cli.main`` adds ``check`` (arena.cli.check)."""
@@ -214,4 +246,15 @@ def add_parser(sub: Any) -> Any:
     add_settings(p, "gateway", "admin_token", "owner_token")
     p.add_argument("name")
     p.set_defaults(func=lambda a: cmd_bot_enable(a, True))
+    p = bot.add_parser("retire", help="retire a bot for good: it plays no more; its name, matches, transcripts "
+                       "and ratings are kept (admin or its owner)")  # fmt: skip
+    add_settings(p, "gateway", "admin_token", "owner_token")
+    p.add_argument("name")
+    p.add_argument("--reason", default="")
+    p.set_defaults(func=cmd_bot_retire)
+    p = bot.add_parser("add-game", help="let a bot play more games (admin or its owner)")
+    add_settings(p, "gateway", "admin_token", "owner_token")
+    p.add_argument("name")
+    p.add_argument("--game", action="append", required=True, choices=games.GAME_IDS, help="repeat per game id")
+    p.set_defaults(func=cmd_bot_add_game)
     return bot

@@ -458,9 +458,10 @@ def json_value(value: Any) -> Any:
 
 
 def standing_json(s: Any) -> dict[str, Any]:
-    """A ladder ``Standing`` (``arena ladder show``, ``arena local``): its rank, the row's fields, the 95%
-    error bar and whether the rating is still provisional."""
-    return {"rank": s.rank, **s.row.to_dict(), "error": s.row.error, "provisional": s.row.provisional}
+    """A ladder ``Standing`` (``arena ladder show``, ``arena local``): its rank, the bot's owner, the row's
+    fields, the 95% error bar and whether the rating is still provisional."""
+    return {"rank": s.rank, "owner": s.owner, **s.row.to_dict(), "error": s.row.error,
+            "provisional": s.row.provisional}  # fmt: skip
 
 
 def json_text(value: Any) -> str:

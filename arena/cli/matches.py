@@ -91,7 +91,7 @@ def cmd_match_list(args: argparse.Namespace) -> int:
     try:
         with client(s, "") as c:
             matches = c.list_matches(
-                bot_name=args.bot or "", game_id=args.game or "", limit=args.limit,
+                bot_name=args.bot or "", game_id=args.game or "", owner=args.owner or "", limit=args.limit,
                 since=time.time() - args.since_hours * 3600 if args.since_hours else 0,
                 state=MatchStatus(args.state) if args.state else None,
             )  # fmt: skip
@@ -146,6 +146,7 @@ def add_parser(sub: Any) -> None:
         p = m.add_parser("list", help="matches, newest first")
         add_settings(p, "gateway")
         p.add_argument("--bot")
+        p.add_argument("--owner", help="only matches seating a bot of this owner")
         p.add_argument("--game", choices=games.GAME_IDS)
         p.add_argument("--state", choices=[s.value for s in MatchStatus])
         p.add_argument("--since-hours", type=float_type(0), help="only matches requested in the last N hours")

@@ -1,5 +1,5 @@
-"""``arena owner``: the admin's accounts for bot authors (``create``, ``list``), and an owner's own token
-(``rotate``, by the admin or the owner)."""
+"""``arena owner``: the admin's accounts for bot authors (``create``, ``list``, ``set-max-bots``), and an
+owner's own token (``rotate``, by the admin or the owner)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,18 @@ from typing import Any
 
 from rich.table import Table
 
-from arena.cli.common import add_settings, client, console, emit_json, error, non_negative_int, print_table, settings, utc
+from arena.cli.common import (
+    add_settings,
+    client,
+    console,
+    emit_json,
+    error,
+    non_negative_int,
+    positive_int,
+    print_table,
+    settings,
+    utc,
+)
 
 
 def cmd_owner_create(args: argparse.Namespace) -> int:
@@ -49,6 +60,22 @@ def cmd_owner_list(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_owner_set_max_bots(args: argparse.Namespace) -> int:
+    from arena.service.client import ArenaError
+
+    s = settings(args)
+    try:
+        with client(s, s["admin_token"]) as c:
+            owner = c.set_owner_max_bots(args.name, args.max_bots)
+    except ArenaError as e:
+        return error(e)
+    if args.json:
+        emit_json(owner)
+    else:
+        console.print(f"owner {owner.name}: up to {owner.max_bots} bots (has {owner.bots})")
+    return 0
+
+
 def cmd_owner_rotate(args: argparse.Namespace) -> int:
     from arena.service.client import ArenaError
 
@@ -77,6 +104,11 @@ def add_parser(sub: Any) -> None:
     p = owner.add_parser("list", help="every owner (admin)")
     add_settings(p, "gateway", "admin_token")
     p.set_defaults(func=cmd_owner_list)
+    p = owner.add_parser("set-max-bots", help="change how many bots an owner may have (admin)")
+    add_settings(p, "gateway", "admin_token")
+    p.add_argument("name")
+    p.add_argument("max_bots", type=positive_int, help="1 to 10,000; retired bots do not count")
+    p.set_defaults(func=cmd_owner_set_max_bots)
     p = owner.add_parser("rotate", help="a new token for an owner (admin, or the owner)")
     add_settings(p, "gateway", "admin_token", "owner_token")
     p.add_argument("name")

@@ -238,6 +238,14 @@ def _got(match_id: str, full: bool, file: Path | None, html: Path | None, text: 
     return {"match_id": match_id, "full": full, "file": file, "html": html, "transcript": lines}
 
 
+GET_HELP = (
+    "Download transcripts: one to a file or stdout, many to a folder. Without a token, their public form "
+    "(other seats' refusals without their actions and reasons); with a seated bot's token (--token, "
+    "ARENA_BOT_TOKEN) or its owner's (--owner-token, ARENA_OWNER_TOKEN), that bot's refusals in full; with the "
+    "admin's (--admin-token), all. The first of admin, owner, bot token given is used."
+)
+
+
 def add_parser(sub: Any) -> None:
     tr = sub.add_parser("transcript", help="match transcripts").add_subparsers(dest="transcript_command", required=True)
     p = tr.add_parser("show", help="print a transcript readably, with board pictures")
@@ -250,8 +258,8 @@ def add_parser(sub: Any) -> None:
     p.add_argument("files", nargs="+")
     add_json(p, "each file's verdict")
     p.set_defaults(func=cmd_transcript_verify)
-    p = tr.add_parser("get", help="download transcripts (one to a file, many to a folder)")
-    add_settings(p, "gateway", "token")
+    p = tr.add_parser("get", help="download transcripts (one to a file, many to a folder)", description=GET_HELP)
+    add_settings(p, "gateway", "admin_token", "owner_token", "token")
     p.add_argument("match_ids", nargs="*")
     p.add_argument("-o", "--output", help="file (one match) or folder (many)")
     p.add_argument("--bot", help="every finished match of this bot (up to --limit)")
@@ -262,5 +270,5 @@ def add_parser(sub: Any) -> None:
     p = tr.add_parser("html", help="a self-contained HTML replay of a match (opens offline in any browser)")
     p.add_argument("source", metavar="FILE_OR_MATCH_ID", help="a transcript file, or a match id to fetch")
     p.add_argument("-o", "--output", help="the HTML file (default: FILE.html, or MATCH_ID.html here)")
-    add_settings(p, "gateway", "token")
+    add_settings(p, "gateway", "admin_token", "owner_token", "token")
     p.set_defaults(func=cmd_transcript_html)

@@ -33,7 +33,7 @@ def row_from_proto(r: ladder_pb2.LadderRow) -> Row:
 
 
 def standing_from_proto(r: ladder_pb2.LadderRow) -> Standing:
-    return Standing(r.rank, row_from_proto(r))
+    return Standing(r.rank, row_from_proto(r), r.owner)
 
 
 def history_from_proto(reply: ladder_pb2.GetRatingHistoryResponse) -> dict[BotKey, list[HistoryPoint]]:

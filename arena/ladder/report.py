@@ -48,14 +48,14 @@ BOARD_WHOLE: tuple[str, ...] = ("bot", "owner", "version", "last played (UTC)")
 def board_table(game_id: str, standings: Sequence[Standing]) -> Table:
     """A game's leaderboard (``Ladder.leaderboard``) as a table."""
     table = Table(title=f"{game_id} ladder", caption="? provisional (fewer than 15 games); ± is a 95% interval")
-    for col, justify in [("#", "right"), ("bot", "left"), ("version", "left"), ("rating", "right"),
+    for col, justify in [("#", "right"), ("bot", "left"), ("owner", "left"), ("version", "left"), ("rating", "right"),
                          ("games", "right"), ("W/D/L", "right"), ("last played (UTC)", "left")]:  # fmt: skip
         table.add_column(col, justify=justify)  # type: ignore[arg-type]
     for s in standings:
         r = s.row
         mark = "?" if r.provisional else ""
-        table.add_row(str(s.rank), r.name, r.version, f"{r.rating:.0f}{mark} ± {r.error:.0f}", str(r.games),
-                      f"{r.wins}/{r.draws}/{r.losses}", utc_time(r.last_played),
+        table.add_row(str(s.rank), r.name, s.owner or "-", r.version, f"{r.rating:.0f}{mark} ± {r.error:.0f}",
+                      str(r.games), f"{r.wins}/{r.draws}/{r.losses}", utc_time(r.last_played),
                       style="dim" if r.provisional else None)  # fmt: skip
     return table
 

@@ -15,12 +15,12 @@ from arena.ladder.store import Ladder
 from referee.wire import ladder_pb2, ladder_pb2_grpc
 
 
-def row_to_proto(rank: int, row: Row) -> ladder_pb2.LadderRow:
+def row_to_proto(rank: int, row: Row, owner: str = "") -> ladder_pb2.LadderRow:
     status = ladder_pb2.RATING_STATUS_PROVISIONAL if row.provisional else ladder_pb2.RATING_STATUS_ESTABLISHED
     return ladder_pb2.LadderRow(
         rank=rank, bot_name=row.name, bot_version=row.version, rating=row.rating, error=row.error,
         games=row.games, wins=row.wins, draws=row.draws, losses=row.losses, last_played=row.last_played,
-        status=status, info=row.info,
+        status=status, info=row.info, owner=owner,
     )  # fmt: skip
 
 
@@ -36,7 +36,8 @@ class LadderServicer(ladder_pb2_grpc.LadderServiceServicer):
         limit = request.limit or None
         standings = await asyncio.to_thread(self.ladder.leaderboard, request.game_id, limit, request.offset)
         total = await asyncio.to_thread(self.ladder.size, request.game_id)
-        return ladder_pb2.GetLeaderboardResponse(rows=[row_to_proto(s.rank, s.row) for s in standings], total=total)
+        rows = [row_to_proto(s.rank, s.row, s.owner) for s in standings]
+        return ladder_pb2.GetLeaderboardResponse(rows=rows, total=total)
 
     async def GetRatingHistory(  # noqa: N802
         self, request: ladder_pb2.GetRatingHistoryRequest, context: grpc.aio.ServicerContext

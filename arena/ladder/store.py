@@ -697,7 +697,12 @@ class Ladder:
         """Best first, from the sorted set; ``limit`` rows from place ``offset + 1``."""
         end = -1 if limit is None else offset + limit - 1
         raw: Any = self._top(keys=[keys.ladder_board(game_id), keys.ladder_rows(game_id)], args=[offset, end])
-        return [Standing(offset + i + 1, Row.from_dict(d)) for i, d in enumerate(json.loads(raw)) if d]
+        rows = [(offset + i + 1, Row.from_dict(d)) for i, d in enumerate(json.loads(raw)) if d]
+        pipe = self.r.pipeline(transaction=False)
+        for _, row in rows:
+            pipe.hget(keys.bot(row.name), "owner")
+        owners = pipe.execute() if rows else []
+        return [Standing(rank, row, keys.text(o or "")) for (rank, row), o in zip(rows, owners, strict=True)]
 
     def size(self, game_id: str) -> int:
         return int(self.r.zcard(keys.ladder_board(game_id)))

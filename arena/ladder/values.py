@@ -12,8 +12,12 @@ from arena.ladder.elo import BotKey, Row
 
 @dataclass(frozen=True)
 class Standing:
+    """A place on a leaderboard; ``owner``: the bot's owner in the registry (empty for a bot not in it), so
+    a reader knows whose bot holds the place."""
+
     rank: int
     row: Row
+    owner: str = ""
 
 
 @dataclass(frozen=True)

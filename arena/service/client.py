@@ -67,7 +67,16 @@ class ArenaClient:
             "SetBotEnabled", arena_pb2.SetBotEnabledRequest(name=name, enabled=enabled, reason=reason)
         ).bot
 
-    # owners: CreateOwner and ListOwners need the admin token; RotateOwnerToken the admin's or the owner's
+    def retire(self, name: str, reason: str = "") -> Any:
+        """Retire a bot for good (its owner or the admin): the bot record, retired."""
+        return self._call("RetireBot", arena_pb2.RetireBotRequest(name=name, reason=reason)).bot
+
+    def add_games(self, name: str, game_ids: list[str]) -> Any:
+        """Add game ids to a bot (its owner or the admin): the bot record."""
+        return self._call("AddBotGames", arena_pb2.AddBotGamesRequest(name=name, game_ids=game_ids)).bot
+
+    # owners: CreateOwner, ListOwners and SetOwnerMaxBots need the admin token; RotateOwnerToken the
+    # admin's or the owner's
 
     def create_owner(self, name: str, max_bots: int = 0) -> tuple[Any, str]:
         """A new owner (``max_bots`` 0: the arena's default) and its token, shown this once."""
@@ -76,6 +85,10 @@ class ArenaClient:
 
     def list_owners(self) -> list[Any]:
         return list(self._call("ListOwners", arena_pb2.ListOwnersRequest()).owners)
+
+    def set_owner_max_bots(self, name: str, max_bots: int) -> Any:
+        """Change an owner's limit of bots: the owner record."""
+        return self._call("SetOwnerMaxBots", arena_pb2.SetOwnerMaxBotsRequest(name=name, max_bots=max_bots)).owner
 
     def rotate_owner_token(self, name: str) -> str:
         token: str = self._call("RotateOwnerToken", arena_pb2.RotateOwnerTokenRequest(name=name)).token

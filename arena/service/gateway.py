@@ -24,28 +24,20 @@ import redis
 import structlog
 
 from arena import keys, metrics
-from arena.redis_client import TROUBLE, connect, connect_async, trouble
+from arena.redis_client import connect, connect_async
 from arena.service import headroom
 from arena.service.archive import ArchiveError, Archiver, TranscriptArchive
 from arena.service.auth import ANONYMOUS, Caller, CallerKind, resolve_caller
 from arena.service.cancel import cancel_and_wait
-from arena.service.matches import MatchRecord, MatchRequestError, MatchStore, public_lines
-from arena.service.owners import (
-    DEFAULT_MAX_BOTS,
-    REFERENCE_OWNER,
-    Owner,
-    OwnerBusyError,
-    OwnerError,
-    OwnerQuotaError,
-    Owners,
-    UnknownOwnerError,
-)
-from arena.service.queue import DuplicateMatchError, MatchQueue
+from arena.service.matches import MatchRecord, MatchStore, public_lines
+from arena.service.owners import DEFAULT_MAX_BOTS, REFERENCE_OWNER, Owner, Owners
+from arena.service.queue import MatchQueue
 from arena.service.ratelimit import REQUEST, SESSION, RateLimiter, RateLimits
 from arena.service.refusals import RefusalWatch
-from arena.service.registry import BotRecord, Registry, RegistryError, UnknownBotError
+from arena.service.registry import BotRecord, Registry
 from arena.service.relay import PlayRelay
 from arena.service.sessions import READ_BLOCK_MS, SessionEnd, SessionHub, snapshot
+from arena.service.statuses import REFUSALS, status_of
 from referee import transcript
 from referee.wire import arena_pb2, arena_pb2_grpc, bot_pb2
 from referee.wire.contract import (
@@ -87,6 +79,7 @@ def bot_proto(b: BotRecord, paused: str = "") -> arena_pb2.BotRecord:
         created_at=b.created_at,
         last_seen=b.last_seen,
         max_concurrent=b.max_concurrent,
+        retired_at=b.retired_at,
     )
 
 
@@ -94,7 +87,9 @@ def owner_proto(owner: Owner, bots: int) -> arena_pb2.OwnerRecord:
     return arena_pb2.OwnerRecord(name=owner.name, max_bots=owner.max_bots, bots=bots, created_at=owner.created_at)
 
 
-def match_proto(m: MatchRecord) -> arena_pb2.MatchRecord:
+def match_proto(m: MatchRecord, internal: bool = False) -> arena_pb2.MatchRecord:
+    """The match as a caller sees it; ``internal`` (the admin only): with the worker's id and address,
+    which tell a stranger where the arena's workers are."""
     record = arena_pb2.MatchRecord(
         match_id=m.match_id,
         game_id=m.game_id,
@@ -105,8 +100,8 @@ def match_proto(m: MatchRecord) -> arena_pb2.MatchRecord:
         enqueued_at=m.enqueued_at,
         started_at=m.started_at,
         finished_at=m.finished_at,
-        worker=m.worker,
-        referee_address=m.referee_address,
+        worker=m.worker if internal else "",
+        referee_address=m.referee_address if internal else "",
         seed_sha256=m.seed_sha256,
     )
     if m.outcome is not None:
@@ -142,6 +137,9 @@ class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
         )
 
     async def start(self) -> None:
+        added = await asyncio.to_thread(self.registry.index_names)
+        if added:
+            log.info("bot names indexed for look-alikes", bots=added)
         await self.hub.start()
         self._housekeeping = asyncio.create_task(self._housekeep(), name="gateway-housekeeping")
 
@@ -172,12 +170,15 @@ class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
         self.r.close()
 
     async def _call(self, context: grpc.aio.ServicerContext, fn: Any, *args: Any, **kwargs: Any) -> Any:
-        """A Redis-backed call; Redis being away is UNAVAILABLE (retry later), not a crash."""
+        """A Redis-backed call; Redis being away is UNAVAILABLE (retry later), not a crash; a store's
+        refusal ends the call with its status (``arena.service.statuses``) and its message."""
         try:
             return await asyncio.to_thread(fn, *args, **kwargs)
-        except TROUBLE as e:  # away, or refusing writes: never UNKNOWN
+        except REFUSALS as e:
+            await abort(context, status_of(e), str(e))
+        except (redis.ConnectionError, redis.TimeoutError) as e:
             metrics.REDIS_ERRORS.labels("gateway").inc()
-            await abort(context, grpc.StatusCode.UNAVAILABLE, trouble(e))
+            await abort(context, grpc.StatusCode.UNAVAILABLE, f"the arena's database is unavailable: {e}")
         except ArchiveError as e:  # Redis says archived; the file is not there (or this gateway has no archive)
             log.error("archived transcript unreadable", error=str(e))
             await abort(context, grpc.StatusCode.DATA_LOSS, str(e))
@@ -300,26 +301,16 @@ class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
         self, request: arena_pb2.RegisterBotRequest, context: grpc.aio.ServicerContext
     ) -> arena_pb2.RegisterBotResponse:
         caller = await self._require(context, CallerKind.OWNER)
-        try:
-            if caller.kind is CallerKind.OWNER:  # an owner registers its own bots (whatever it asks), up to its limit
-                bot, token = await self._call(
-                    context, self.owners.register_bot, self.registry, caller.name, request.name,
-                    list(request.game_ids), request.max_concurrent or 4,
-                )  # fmt: skip
-            else:
-                bot, token = await self._call(
-                    context, self.registry.register, request.name, request.owner, list(request.game_ids),
-                    request.max_concurrent or 4,
-                )  # fmt: skip
-        except OwnerQuotaError as e:
-            await abort(context, grpc.StatusCode.RESOURCE_EXHAUSTED, str(e))
-        except OwnerBusyError as e:
-            await abort(context, grpc.StatusCode.ABORTED, str(e))
-        except UnknownOwnerError as e:  # the owner was removed from Redis while its token was in use
-            await abort(context, grpc.StatusCode.UNAUTHENTICATED, str(e))
-        except RegistryError as e:
-            code = grpc.StatusCode.ALREADY_EXISTS if "exists" in str(e) else grpc.StatusCode.INVALID_ARGUMENT
-            await abort(context, code, str(e))
+        if caller.kind is CallerKind.OWNER:  # an owner registers its own bots (whatever it asks), up to its limit
+            bot, token = await self._call(
+                context, self.owners.register_bot, self.registry, caller.name, request.name,
+                list(request.game_ids), request.max_concurrent or 4,
+            )  # fmt: skip
+        else:  # the admin: any owner, and the names reserved for the arena (arena.service.names)
+            bot, token = await self._call(
+                context, self.registry.register, request.name, request.owner, list(request.game_ids),
+                request.max_concurrent or 4,
+            )  # fmt: skip
         log.info("bot registered", bot=bot.name, owner=bot.owner, games=list(bot.game_ids))
         return arena_pb2.RegisterBotResponse(bot=bot_proto(bot), token=token)
 
@@ -336,10 +327,7 @@ class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
             )  # fmt: skip
         if caller.kind is not CallerKind.BOT:
             await self._owned_bot(context, caller, request.name)
-        try:
-            token = await self._call(context, self.registry.rotate_token, request.name)
-        except UnknownBotError as e:
-            await abort(context, grpc.StatusCode.NOT_FOUND, str(e))
+        token = await self._call(context, self.registry.rotate_token, request.name)
         log.info("bot token rotated", bot=request.name)
         return arena_pb2.RotateTokenResponse(token=token)
 
@@ -347,12 +335,25 @@ class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
         self, request: arena_pb2.SetBotEnabledRequest, context: grpc.aio.ServicerContext
     ) -> arena_pb2.SetBotEnabledResponse:
         await self._owned_bot(context, await self._require(context, CallerKind.OWNER), request.name)
-        try:
-            bot = await self._call(context, self.registry.set_enabled, request.name, request.enabled, request.reason)
-        except UnknownBotError as e:
-            await abort(context, grpc.StatusCode.NOT_FOUND, str(e))
+        bot = await self._call(context, self.registry.set_enabled, request.name, request.enabled, request.reason)
         log.info("bot enabled" if request.enabled else "bot disabled", bot=request.name, reason=request.reason)
         return arena_pb2.SetBotEnabledResponse(bot=bot_proto(bot))
+
+    async def RetireBot(  # noqa: N802
+        self, request: arena_pb2.RetireBotRequest, context: grpc.aio.ServicerContext
+    ) -> arena_pb2.RetireBotResponse:
+        await self._owned_bot(context, await self._require(context, CallerKind.OWNER), request.name)
+        bot = await self._call(context, self.registry.retire, request.name, request.reason)
+        log.info("bot retired", bot=bot.name, owner=bot.owner, reason=request.reason)
+        return arena_pb2.RetireBotResponse(bot=bot_proto(bot))
+
+    async def AddBotGames(  # noqa: N802
+        self, request: arena_pb2.AddBotGamesRequest, context: grpc.aio.ServicerContext
+    ) -> arena_pb2.AddBotGamesResponse:
+        await self._owned_bot(context, await self._require(context, CallerKind.OWNER), request.name)
+        bot = await self._call(context, self.registry.add_games, request.name, list(request.game_ids))
+        log.info("bot games added", bot=bot.name, games=list(bot.game_ids))
+        return arena_pb2.AddBotGamesResponse(bot=bot_proto(bot))
 
     async def ListBots(  # noqa: N802
         self, request: arena_pb2.ListBotsRequest, context: grpc.aio.ServicerContext
@@ -384,15 +385,10 @@ class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
         tc = (
             {f.name: int(v) for f, v in request.time_control.ListFields()} if request.HasField("time_control") else None
         )
-        try:
-            match_id, seed_hash = await self._call(
-                context, self.store.request, request.game_id, list(request.bot_names), seed=request.seed,
-                rated=request.rated, time_control=tc, match_id=request.match_id, requested_by=caller.name,
-            )  # fmt: skip
-        except MatchRequestError as e:
-            await abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(e))
-        except DuplicateMatchError as e:
-            await abort(context, grpc.StatusCode.ALREADY_EXISTS, str(e))
+        match_id, seed_hash = await self._call(
+            context, self.store.request, request.game_id, list(request.bot_names), seed=request.seed,
+            rated=request.rated, time_control=tc, match_id=request.match_id, requested_by=caller.name,
+        )  # fmt: skip
         metrics.MATCHES_REQUESTED.inc()
         log.info("match requested", match_id=match_id, game_id=request.game_id, bots=list(request.bot_names))
         return arena_pb2.RequestMatchResponse(match_id=match_id, seed_sha256=seed_hash)
@@ -419,13 +415,14 @@ class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
     async def DescribeMatch(  # noqa: N802
         self, request: arena_pb2.DescribeMatchRequest, context: grpc.aio.ServicerContext
     ) -> arena_pb2.DescribeMatchResponse:
-        await self._caller(context)
-        return arena_pb2.DescribeMatchResponse(match=match_proto(await self._match(context, request.match_id)))
+        internal = (await self._caller(context)).kind is CallerKind.ADMIN
+        m = await self._match(context, request.match_id)
+        return arena_pb2.DescribeMatchResponse(match=match_proto(m, internal))
 
     async def ListMatches(  # noqa: N802
         self, request: arena_pb2.ListMatchesRequest, context: grpc.aio.ServicerContext
     ) -> arena_pb2.ListMatchesResponse:
-        await self._caller(context)
+        internal = (await self._caller(context)).kind is CallerKind.ADMIN
         if not (math.isfinite(request.since) and math.isfinite(request.until)):  # Redis refuses NaN
             await abort(context, grpc.StatusCode.INVALID_ARGUMENT, "since and until are seconds since the epoch")
         matches = await self._call(
@@ -433,7 +430,7 @@ class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
             game_id=request.game_id or None, since=request.since or None, until=request.until or None,
             limit=request.limit or 50, state=from_proto_enum(MatchStatus, request.state),
         )  # fmt: skip
-        return arena_pb2.ListMatchesResponse(matches=[match_proto(m) for m in matches])
+        return arena_pb2.ListMatchesResponse(matches=[match_proto(m, internal) for m in matches])
 
     def _search(self, *, owner: str, bot: str | None, limit: int, **filters: Any) -> list[MatchRecord]:
         """``MatchStore.search``; with ``owner``, the matches seating any of that owner's bots (each bot's
@@ -506,13 +503,7 @@ class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
         self, request: arena_pb2.CreateOwnerRequest, context: grpc.aio.ServicerContext
     ) -> arena_pb2.CreateOwnerResponse:
         await self._require(context)
-        try:
-            owner, token = await self._call(
-                context, self.owners.create, request.name, request.max_bots or DEFAULT_MAX_BOTS
-            )
-        except OwnerError as e:
-            code = grpc.StatusCode.ALREADY_EXISTS if "exists" in str(e) else grpc.StatusCode.INVALID_ARGUMENT
-            await abort(context, code, str(e))
+        owner, token = await self._call(context, self.owners.create, request.name, request.max_bots or DEFAULT_MAX_BOTS)
         log.info("owner created", owner=owner.name, max_bots=owner.max_bots)
         return arena_pb2.CreateOwnerResponse(owner=owner_proto(owner, 0), token=token)
 
@@ -524,16 +515,22 @@ class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
         counts = await self._call(context, self.owners.bot_counts)
         return arena_pb2.ListOwnersResponse(owners=[owner_proto(o, counts[o.name]) for o in owners])
 
+    async def SetOwnerMaxBots(  # noqa: N802
+        self, request: arena_pb2.SetOwnerMaxBotsRequest, context: grpc.aio.ServicerContext
+    ) -> arena_pb2.SetOwnerMaxBotsResponse:
+        await self._require(context)
+        owner = await self._call(context, self.owners.set_max_bots, request.name, request.max_bots)
+        counts = await self._call(context, self.owners.bot_counts)
+        log.info("owner max_bots set", owner=owner.name, max_bots=owner.max_bots)
+        return arena_pb2.SetOwnerMaxBotsResponse(owner=owner_proto(owner, counts[owner.name]))
+
     async def RotateOwnerToken(  # noqa: N802
         self, request: arena_pb2.RotateOwnerTokenRequest, context: grpc.aio.ServicerContext
     ) -> arena_pb2.RotateOwnerTokenResponse:
         caller = await self._require(context, CallerKind.OWNER)
         if caller.kind is CallerKind.OWNER and caller.name != request.name:
             await abort(context, grpc.StatusCode.PERMISSION_DENIED, "an owner rotates only its own token")
-        try:
-            token = await self._call(context, self.owners.rotate_token, request.name)
-        except UnknownOwnerError as e:
-            await abort(context, grpc.StatusCode.NOT_FOUND, str(e))
+        token = await self._call(context, self.owners.rotate_token, request.name)
         log.info("owner token rotated", owner=request.name)
         return arena_pb2.RotateOwnerTokenResponse(token=token)
 
@@ -560,7 +557,7 @@ class TokenGate(grpc.aio.ServerInterceptor):  # type: ignore[misc]
             if token:
                 try:
                     known = await asyncio.to_thread(self.resolve, token) is not None
-                except TROUBLE:
+                except (redis.ConnectionError, redis.TimeoutError):
                     known = True  # the handler meets Redis's absence itself (UNAVAILABLE)
                 if not known:
                     await abort(context, grpc.StatusCode.UNAUTHENTICATED, "unknown token (wrong, or rotated away)")
@@ -600,7 +597,6 @@ async def start_gateway(
         servicer.registry, worker_tls=worker_tls, limiter=servicer.limit_session, known=servicer._resolve
     )
     server.add_generic_rpc_handlers((servicer.relay.handler(),))
-    servicer.hub.watchers.append(servicer.relay.moved)  # a takeover moves the relayed streams at once
     names = [service_name(arena_pb2, "ArenaService"), service_name(bot_pb2, "BotService")]
     if extra is not None:
         names += extra(server, redis_url)

@@ -1,8 +1,10 @@
 """Owners: the bot authors of a public arena, each with its own token.
 
-The admin creates an owner (``arena owner create NAME``); with its token the owner registers bots (up to
-``max_bots``), rotates their tokens, disables and enables them, reads their private refusals and requests
-unrated matches against the reference bots, and nothing of another owner's. A bot belongs to the owner
+The admin creates an owner (``arena owner create NAME``) and may change its ``max_bots`` later; with its
+token the owner registers bots (up to ``max_bots`` that are not retired; not under a name of
+``arena.service.names.RESERVED``), rotates their tokens, disables, enables and retires them, adds games to
+them, reads their private refusals and requests unrated matches against the reference bots, and nothing
+of another owner's. A bot belongs to the owner
 whose name is in its ``owner`` field. Tokens are stored as their SHA-256 only, as bots' are.
 """
 
@@ -19,6 +21,7 @@ from typing import Final
 import redis
 
 from arena import keys
+from arena.service import names
 from arena.service.registry import ROTATE_TOKEN, BotRecord, Registry
 from referee.wire.values import token_sha256
 
@@ -51,6 +54,18 @@ class OwnerError(ValueError):
 
 class UnknownOwnerError(OwnerError):
     pass
+
+
+class DuplicateOwnerError(OwnerError):
+    pass
+
+
+class OwnerGoneError(OwnerError):
+    """The calling owner's account is not in Redis any more (its token was still in use)."""
+
+
+class ReservedNameError(OwnerError):
+    """A bot name of ``names.RESERVED`` (or one like it): the admin's only."""
 
 
 class OwnerQuotaError(OwnerError):
@@ -86,16 +101,24 @@ class Owners:
             raise OwnerError(f"bad owner name {name!r}: 1-40 letters, digits, '_', '.', '-', starting alphanumeric")
         if name == REFERENCE_OWNER:
             raise OwnerError(f"{REFERENCE_OWNER!r} owns the reference bots; choose another name")
-        if not 1 <= max_bots <= 10_000:
-            raise OwnerError("max_bots is between 1 and 10,000")
+        _check_max_bots(max_bots)
         token = new_token()
         done = self._create(
             keys=[keys.owner(name), keys.owner_token(token_sha256(token)), keys.owners()],
             args=[name, token_sha256(token), max_bots, f"{time.time():.6f}"],
         )
         if not done:
-            raise OwnerError(f"an owner named {name!r} exists already")
+            raise DuplicateOwnerError(f"an owner named {name!r} exists already")
         return self.get(name), token
+
+    def set_max_bots(self, name: str, max_bots: int) -> Owner:
+        """Change an owner's limit (the admin's call). Below its count of bots, the owner keeps them and
+        registers none until it is under the limit again."""
+        _check_max_bots(max_bots)
+        if not self.r.exists(keys.owner(name)):
+            raise UnknownOwnerError(f"no owner named {name!r}")
+        self.r.hset(keys.owner(name), "max_bots", max_bots)
+        return self.get(name)
 
     def rotate_token(self, name: str) -> str:
         token = new_token()
@@ -151,19 +174,31 @@ class Owners:
         return sorted(n for n, o in self._all_owners().items() if o == owner)
 
     def bot_counts(self) -> Counter[str]:
-        """How many bots each owner has."""
-        return Counter(self._all_owners().values())
+        """How many bots each owner has that are not retired: what ``max_bots`` limits."""
+        return Counter(owner for owner, retired in self._all_bots().values() if not retired)
 
     def _all_owners(self) -> dict[str, str]:
-        return self.owners_of(sorted(keys.text(n) for n in self.r.smembers(keys.bots())))
+        return {name: owner for name, (owner, _) in self._all_bots().items()}
+
+    def _all_bots(self) -> dict[str, tuple[str, bool]]:
+        """Every bot's owner and whether it is retired (two round trips)."""
+        every = sorted(keys.text(n) for n in self.r.smembers(keys.bots()))
+        pipe = self.r.pipeline(transaction=False)
+        for name in every:
+            pipe.hmget(keys.bot(name), "owner", "retired_at")
+        return {n: (keys.text(o or ""), float(r or 0) > 0) for n, (o, r) in zip(every, pipe.execute(), strict=True)}
 
     def register_bot(
         self, registry: Registry, owner: str, name: str, game_ids: Sequence[str], max_concurrent: int
     ) -> tuple[BotRecord, str]:
-        """Register a bot of ``owner`` if it has fewer than its ``max_bots``: OwnerQuotaError otherwise,
+        """Register a bot of ``owner`` if it has fewer than its ``max_bots`` (retired ones not counted):
+        OwnerQuotaError otherwise, ReservedNameError for a name of ``names.RESERVED``,
         OwnerBusyError when another registration of this owner holds the lock for longer than
         ``LOCK_WAIT_S`` (the count and the registration are one step for each owner, so concurrent calls
         cannot pass the limit together). RegistryError as ``Registry.register``."""
+        if names.reserved(name):
+            raise ReservedNameError(f"the name {name!r} is reserved for the arena (or looks like such a name): only "
+                                    "the admin registers it; choose another")  # fmt: skip
         lock, holder = keys.owner_registering(owner), secrets.token_hex(8)
         deadline = time.monotonic() + LOCK_WAIT_S
         while not self.r.set(lock, holder, nx=True, px=LOCK_TTL_MS):
@@ -171,11 +206,19 @@ class Owners:
                 raise OwnerBusyError(f"another registration of owner {owner} is under way; retry")
             time.sleep(0.02)
         try:
-            limit = self.get(owner).max_bots
-            count = len(self.bot_names(owner))
+            found = self.find(owner)
+            if found is None:
+                raise OwnerGoneError(f"no owner named {owner!r}")
+            limit = found.max_bots
+            count = self.bot_counts()[owner]
             if count >= limit:
-                raise OwnerQuotaError(f"owner {owner} has {count} bots, its limit of {limit}; ask the arena's admin "
-                                      "for more")  # fmt: skip
+                raise OwnerQuotaError(f"owner {owner} has {count} bots, its limit of {limit}; retire one (arena bot "
+                                      "retire) or ask the arena's admin for more")  # fmt: skip
             return registry.register(name, owner, [*game_ids], max_concurrent)
         finally:
             self._unlock(keys=[lock], args=[holder])
+
+
+def _check_max_bots(max_bots: int) -> None:
+    if not 1 <= max_bots <= 10_000:
+        raise OwnerError("max_bots is between 1 and 10,000")

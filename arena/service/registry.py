@@ -19,6 +19,7 @@ from typing import Any, Final
 import redis
 
 from arena import keys
+from arena.service.names import fold
 from referee import games
 from referee.wire.values import token_sha256
 
@@ -37,7 +38,11 @@ class UnknownBotError(RegistryError):
 
 
 class DuplicateBotError(RegistryError):
-    pass
+    """The name is taken: by a bot of that name, or of one that looks the same (``arena.service.names``)."""
+
+
+class RetiredBotError(RegistryError):
+    """The bot is retired: it plays no more and takes no change but a new token."""
 
 
 def new_token() -> str:
@@ -58,6 +63,11 @@ class BotRecord:
     last_seen: float
     online: bool = False
     matches_running: int = 0
+    retired_at: float = 0.0
+
+    @property
+    def retired(self) -> bool:
+        return self.retired_at > 0
 
     def public(self) -> dict[str, Any]:
         """Everything but the token hash."""
@@ -73,16 +83,54 @@ class BotRecord:
             "last_seen": self.last_seen,
             "online": self.online,
             "matches_running": self.matches_running,
+            "retired_at": self.retired_at,
         }
 
 
 _REGISTER = """
-if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+-- KEYS: the bot's hash, its token's index key, the set of bots, its folded name's key.
+-- Returns 1, or the name of the bot holding the name or one that looks the same (nothing changed).
+if redis.call('EXISTS', KEYS[1]) == 1 then return ARGV[1] end
+local holder = redis.call('GET', KEYS[4])
+if holder then return holder end
 redis.call('HSET', KEYS[1], 'name', ARGV[1], 'owner', ARGV[2], 'games', ARGV[3], 'token_sha256', ARGV[4],
            'enabled', '1', 'disabled_reason', '', 'version', '', 'max_concurrent', ARGV[5],
            'created_at', ARGV[6], 'last_seen', '0')
 redis.call('SET', KEYS[2], ARGV[1])
 redis.call('SADD', KEYS[3], ARGV[1])
+redis.call('SET', KEYS[4], ARGV[1])
+return 1
+"""
+
+_RETIRE = """
+-- KEYS: the bot's hash. ARGV: the reason, the time. 0: no such bot; else 1 (a retired bot stays as it was).
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+local since = tonumber(redis.call('HGET', KEYS[1], 'retired_at') or '0') or 0
+if since > 0 then return 1 end
+redis.call('HSET', KEYS[1], 'retired_at', ARGV[2], 'enabled', '0', 'disabled_reason', 'retired: ' .. ARGV[1])
+return 1
+"""
+
+_SET_ENABLED = """
+-- KEYS: the bot's hash. ARGV: 1 or 0, the reason. 0: no such bot; -1: retired (nothing changed); 1: done.
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+if (tonumber(redis.call('HGET', KEYS[1], 'retired_at') or '0') or 0) > 0 then return -1 end
+redis.call('HSET', KEYS[1], 'enabled', ARGV[1], 'disabled_reason', ARGV[2])
+return 1
+"""
+
+_ADD_GAMES = """
+-- KEYS: the bot's hash. ARGV: the game ids to add. 0: no such bot; -1: retired; else 1.
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+if (tonumber(redis.call('HGET', KEYS[1], 'retired_at') or '0') or 0) > 0 then return -1 end
+local games = cjson.decode(redis.call('HGET', KEYS[1], 'games') or '[]')
+local have = {}
+for _, g in ipairs(games) do have[g] = true end
+for _, g in ipairs(ARGV) do
+  if not have[g] then table.insert(games, g); have[g] = true end
+end
+table.sort(games)
+redis.call('HSET', KEYS[1], 'games', cjson.encode(games))
 return 1
 """
 
@@ -103,6 +151,9 @@ class Registry:
         self.r = client
         self._register = client.register_script(_REGISTER)
         self._rotate = client.register_script(ROTATE_TOKEN)
+        self._retire = client.register_script(_RETIRE)
+        self._set_enabled = client.register_script(_SET_ENABLED)
+        self._add_games = client.register_script(_ADD_GAMES)
 
     # ------------------------------------------------------------------ admin token
 
@@ -125,22 +176,29 @@ class Registry:
             raise RegistryError(f"bad bot name {name!r}: 1-40 letters, digits, '_', '.', '-', starting alphanumeric")
         if not owner.strip():
             raise RegistryError("a bot needs an owner")
-        if not game_ids:
-            raise RegistryError(f"a bot plays at least one game id: {', '.join(games.GAME_IDS)}")
-        unknown = [g for g in game_ids if g not in games.GAME_IDS]
-        if unknown:
-            raise RegistryError(f"unknown game id(s) {', '.join(unknown)}; known: {', '.join(games.GAME_IDS)}")
+        _check_games(game_ids)
         if not 1 <= max_concurrent <= 1000:
             raise RegistryError("max_concurrent is between 1 and 1000")
         token = new_token()
-        created = self._register(
-            keys=[keys.bot(name), keys.token(token_sha256(token)), keys.bots()],
+        created: Any = self._register(
+            keys=[keys.bot(name), keys.token(token_sha256(token)), keys.bots(), keys.bot_name_fold(fold(name))],
             args=[name, owner.strip(), json.dumps(sorted(set(game_ids))), token_sha256(token), max_concurrent,
                   f"{time.time():.6f}"],
         )  # fmt: skip
-        if not created:
-            raise DuplicateBotError(f"a bot named {name!r} exists already")
+        if created != 1:
+            holder = keys.text(created)
+            raise DuplicateBotError(f"a bot named {name!r} exists already" if holder == name else
+                                    f"the name {name!r} looks like that of bot {holder!r}; choose another")  # fmt: skip
         return self.get(name), token
+
+    def index_names(self) -> int:
+        """Give every bot its folded-name key (those registered before the keys existed); the first of two
+        look-alikes keeps it. Returns how many were added; run at a gateway's start."""
+        names = sorted(keys.text(n) for n in self.r.smembers(keys.bots()))
+        pipe = self.r.pipeline(transaction=False)
+        for name in names:
+            pipe.set(keys.bot_name_fold(fold(name)), name, nx=True)
+        return sum(bool(done) for done in pipe.execute())
 
     def rotate_token(self, name: str) -> str:
         token = new_token()
@@ -153,10 +211,29 @@ class Registry:
         return token
 
     def set_enabled(self, name: str, enabled: bool, reason: str = "") -> BotRecord:
-        if not self.r.exists(keys.bot(name)):
-            raise UnknownBotError(f"no bot named {name!r}")
-        self.r.hset(keys.bot(name), mapping={"enabled": int(enabled), "disabled_reason": "" if enabled else reason})
+        self._changed(name, self._set_enabled(keys=[keys.bot(name)], args=[int(enabled), "" if enabled else reason]))
         return self.get(name)
+
+    def retire(self, name: str, reason: str = "") -> BotRecord:
+        """Retire the bot for good: disabled (no sessions, no Play, no new matches, off the ladder's
+        schedule) and marked ``retired_at``, which nothing undoes. Its hash stays, so its name stays
+        taken, and its matches, transcripts and ladder rows are kept. Retiring it again changes nothing."""
+        self._changed(name, self._retire(keys=[keys.bot(name)], args=[reason, f"{time.time():.6f}"]))
+        return self.get(name)
+
+    def add_games(self, name: str, game_ids: Sequence[str]) -> BotRecord:
+        """Add game ids to the bot's (those it has already are kept once); not to a retired bot."""
+        _check_games(game_ids)
+        self._changed(name, self._add_games(keys=[keys.bot(name)], args=list(game_ids)))
+        return self.get(name)
+
+    @staticmethod
+    def _changed(name: str, reply: Any) -> None:
+        """A change script's answer: 0 no such bot, -1 a retired bot (nothing changed), 1 done."""
+        if reply == 0:
+            raise UnknownBotError(f"no bot named {name!r}")
+        if reply == -1:
+            raise RetiredBotError(f"bot {name} is retired: it takes no change")
 
     def get(self, name: str) -> BotRecord:
         raw = self.r.hgetall(keys.bot(name))
@@ -262,4 +339,14 @@ class Registry:
             last_seen=float(h.get("last_seen", 0)),
             online=online,
             matches_running=running,
+            retired_at=float(h.get("retired_at", 0)),
         )
+
+
+def _check_games(game_ids: Sequence[str]) -> None:
+    """RegistryError unless ``game_ids`` is one or more known game ids."""
+    if not game_ids:
+        raise RegistryError(f"a bot plays at least one game id: {', '.join(games.GAME_IDS)}")
+    unknown = [g for g in game_ids if g not in games.GAME_IDS]
+    if unknown:
+        raise RegistryError(f"unknown game id(s) {', '.join(unknown)}; known: {', '.join(games.GAME_IDS)}")

@@ -57,6 +57,20 @@ class ListOwnersResponse(_message.Message):
     owners: _containers.RepeatedCompositeFieldContainer[OwnerRecord]
     def __init__(self, owners: _Optional[_Iterable[_Union[OwnerRecord, _Mapping]]] = ...) -> None: ...
 
+class SetOwnerMaxBotsRequest(_message.Message):
+    __slots__ = ("name", "max_bots")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    MAX_BOTS_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    max_bots: int
+    def __init__(self, name: _Optional[str] = ..., max_bots: _Optional[int] = ...) -> None: ...
+
+class SetOwnerMaxBotsResponse(_message.Message):
+    __slots__ = ("owner",)
+    OWNER_FIELD_NUMBER: _ClassVar[int]
+    owner: OwnerRecord
+    def __init__(self, owner: _Optional[_Union[OwnerRecord, _Mapping]] = ...) -> None: ...
+
 class RotateOwnerTokenRequest(_message.Message):
     __slots__ = ("name",)
     NAME_FIELD_NUMBER: _ClassVar[int]
@@ -70,7 +84,7 @@ class RotateOwnerTokenResponse(_message.Message):
     def __init__(self, token: _Optional[str] = ...) -> None: ...
 
 class BotRecord(_message.Message):
-    __slots__ = ("name", "owner", "game_ids", "enabled", "disabled_reason", "version", "online", "matches_running", "created_at", "last_seen", "max_concurrent", "ladder_paused")
+    __slots__ = ("name", "owner", "game_ids", "enabled", "disabled_reason", "version", "online", "matches_running", "created_at", "last_seen", "max_concurrent", "ladder_paused", "retired_at")
     NAME_FIELD_NUMBER: _ClassVar[int]
     OWNER_FIELD_NUMBER: _ClassVar[int]
     GAME_IDS_FIELD_NUMBER: _ClassVar[int]
@@ -83,6 +97,7 @@ class BotRecord(_message.Message):
     LAST_SEEN_FIELD_NUMBER: _ClassVar[int]
     MAX_CONCURRENT_FIELD_NUMBER: _ClassVar[int]
     LADDER_PAUSED_FIELD_NUMBER: _ClassVar[int]
+    RETIRED_AT_FIELD_NUMBER: _ClassVar[int]
     name: str
     owner: str
     game_ids: _containers.RepeatedScalarFieldContainer[str]
@@ -95,7 +110,8 @@ class BotRecord(_message.Message):
     last_seen: float
     max_concurrent: int
     ladder_paused: str
-    def __init__(self, name: _Optional[str] = ..., owner: _Optional[str] = ..., game_ids: _Optional[_Iterable[str]] = ..., enabled: _Optional[bool] = ..., disabled_reason: _Optional[str] = ..., version: _Optional[str] = ..., online: _Optional[bool] = ..., matches_running: _Optional[int] = ..., created_at: _Optional[float] = ..., last_seen: _Optional[float] = ..., max_concurrent: _Optional[int] = ..., ladder_paused: _Optional[str] = ...) -> None: ...
+    retired_at: float
+    def __init__(self, name: _Optional[str] = ..., owner: _Optional[str] = ..., game_ids: _Optional[_Iterable[str]] = ..., enabled: _Optional[bool] = ..., disabled_reason: _Optional[str] = ..., version: _Optional[str] = ..., online: _Optional[bool] = ..., matches_running: _Optional[int] = ..., created_at: _Optional[float] = ..., last_seen: _Optional[float] = ..., max_concurrent: _Optional[int] = ..., ladder_paused: _Optional[str] = ..., retired_at: _Optional[float] = ...) -> None: ...
 
 class OpenSessionRequest(_message.Message):
     __slots__ = ("bot_version", "sdk_version", "no_ladder")
@@ -186,6 +202,34 @@ class SetBotEnabledRequest(_message.Message):
     def __init__(self, name: _Optional[str] = ..., enabled: _Optional[bool] = ..., reason: _Optional[str] = ...) -> None: ...
 
 class SetBotEnabledResponse(_message.Message):
+    __slots__ = ("bot",)
+    BOT_FIELD_NUMBER: _ClassVar[int]
+    bot: BotRecord
+    def __init__(self, bot: _Optional[_Union[BotRecord, _Mapping]] = ...) -> None: ...
+
+class RetireBotRequest(_message.Message):
+    __slots__ = ("name", "reason")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    reason: str
+    def __init__(self, name: _Optional[str] = ..., reason: _Optional[str] = ...) -> None: ...
+
+class RetireBotResponse(_message.Message):
+    __slots__ = ("bot",)
+    BOT_FIELD_NUMBER: _ClassVar[int]
+    bot: BotRecord
+    def __init__(self, bot: _Optional[_Union[BotRecord, _Mapping]] = ...) -> None: ...
+
+class AddBotGamesRequest(_message.Message):
+    __slots__ = ("name", "game_ids")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    GAME_IDS_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    game_ids: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, name: _Optional[str] = ..., game_ids: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class AddBotGamesResponse(_message.Message):
     __slots__ = ("bot",)
     BOT_FIELD_NUMBER: _ClassVar[int]
     bot: BotRecord

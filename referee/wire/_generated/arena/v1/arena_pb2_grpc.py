@@ -55,6 +55,16 @@ class ArenaServiceStub:
                 request_serializer=arena_dot_v1_dot_arena__pb2.SetBotEnabledRequest.SerializeToString,
                 response_deserializer=arena_dot_v1_dot_arena__pb2.SetBotEnabledResponse.FromString,
                 _registered_method=True)
+        self.RetireBot = channel.unary_unary(
+                '/arena.v1.ArenaService/RetireBot',
+                request_serializer=arena_dot_v1_dot_arena__pb2.RetireBotRequest.SerializeToString,
+                response_deserializer=arena_dot_v1_dot_arena__pb2.RetireBotResponse.FromString,
+                _registered_method=True)
+        self.AddBotGames = channel.unary_unary(
+                '/arena.v1.ArenaService/AddBotGames',
+                request_serializer=arena_dot_v1_dot_arena__pb2.AddBotGamesRequest.SerializeToString,
+                response_deserializer=arena_dot_v1_dot_arena__pb2.AddBotGamesResponse.FromString,
+                _registered_method=True)
         self.ListBots = channel.unary_unary(
                 '/arena.v1.ArenaService/ListBots',
                 request_serializer=arena_dot_v1_dot_arena__pb2.ListBotsRequest.SerializeToString,
@@ -95,6 +105,11 @@ class ArenaServiceStub:
                 request_serializer=arena_dot_v1_dot_arena__pb2.ListOwnersRequest.SerializeToString,
                 response_deserializer=arena_dot_v1_dot_arena__pb2.ListOwnersResponse.FromString,
                 _registered_method=True)
+        self.SetOwnerMaxBots = channel.unary_unary(
+                '/arena.v1.ArenaService/SetOwnerMaxBots',
+                request_serializer=arena_dot_v1_dot_arena__pb2.SetOwnerMaxBotsRequest.SerializeToString,
+                response_deserializer=arena_dot_v1_dot_arena__pb2.SetOwnerMaxBotsResponse.FromString,
+                _registered_method=True)
         self.RotateOwnerToken = channel.unary_unary(
                 '/arena.v1.ArenaService/RotateOwnerToken',
                 request_serializer=arena_dot_v1_dot_arena__pb2.RotateOwnerTokenRequest.SerializeToString,
@@ -130,7 +145,24 @@ class ArenaServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def SetBotEnabled(self, request, context):
-        """Admin or the bot's owner: a disabled bot is refused sessions and is not seated in new matches.
+        """Admin or the bot's owner: a disabled bot is refused sessions and is not seated in new matches. A
+        retired bot is never enabled again (FAILED_PRECONDITION).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def RetireBot(self, request, context):
+        """Admin or the bot's owner: retire the bot for good. It is disabled (no sessions, no Play, no new
+        matches, off the ladder) and counts no more against its owner's max_bots; its name stays taken, and
+        its matches, transcripts, ratings and history stay readable. Retiring it again changes nothing.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def AddBotGames(self, request, context):
+        """Admin or the bot's owner: the bot plays these games too (not a retired bot: FAILED_PRECONDITION).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -197,6 +229,14 @@ class ArenaServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def SetOwnerMaxBots(self, request, context):
+        """Admin: change an owner's max_bots (1 to 10,000). Below its count, it keeps its bots and registers
+        none until it is under the limit again.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def RotateOwnerToken(self, request, context):
         """Admin, or the owner's own token: a new owner token; the old one stops working at once.
         """
@@ -226,6 +266,16 @@ def add_ArenaServiceServicer_to_server(servicer, server):
                     servicer.SetBotEnabled,
                     request_deserializer=arena_dot_v1_dot_arena__pb2.SetBotEnabledRequest.FromString,
                     response_serializer=arena_dot_v1_dot_arena__pb2.SetBotEnabledResponse.SerializeToString,
+            ),
+            'RetireBot': grpc.unary_unary_rpc_method_handler(
+                    servicer.RetireBot,
+                    request_deserializer=arena_dot_v1_dot_arena__pb2.RetireBotRequest.FromString,
+                    response_serializer=arena_dot_v1_dot_arena__pb2.RetireBotResponse.SerializeToString,
+            ),
+            'AddBotGames': grpc.unary_unary_rpc_method_handler(
+                    servicer.AddBotGames,
+                    request_deserializer=arena_dot_v1_dot_arena__pb2.AddBotGamesRequest.FromString,
+                    response_serializer=arena_dot_v1_dot_arena__pb2.AddBotGamesResponse.SerializeToString,
             ),
             'ListBots': grpc.unary_unary_rpc_method_handler(
                     servicer.ListBots,
@@ -266,6 +316,11 @@ def add_ArenaServiceServicer_to_server(servicer, server):
                     servicer.ListOwners,
                     request_deserializer=arena_dot_v1_dot_arena__pb2.ListOwnersRequest.FromString,
                     response_serializer=arena_dot_v1_dot_arena__pb2.ListOwnersResponse.SerializeToString,
+            ),
+            'SetOwnerMaxBots': grpc.unary_unary_rpc_method_handler(
+                    servicer.SetOwnerMaxBots,
+                    request_deserializer=arena_dot_v1_dot_arena__pb2.SetOwnerMaxBotsRequest.FromString,
+                    response_serializer=arena_dot_v1_dot_arena__pb2.SetOwnerMaxBotsResponse.SerializeToString,
             ),
             'RotateOwnerToken': grpc.unary_unary_rpc_method_handler(
                     servicer.RotateOwnerToken,
@@ -381,6 +436,60 @@ class ArenaService:
             '/arena.v1.ArenaService/SetBotEnabled',
             arena_dot_v1_dot_arena__pb2.SetBotEnabledRequest.SerializeToString,
             arena_dot_v1_dot_arena__pb2.SetBotEnabledResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RetireBot(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/arena.v1.ArenaService/RetireBot',
+            arena_dot_v1_dot_arena__pb2.RetireBotRequest.SerializeToString,
+            arena_dot_v1_dot_arena__pb2.RetireBotResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def AddBotGames(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/arena.v1.ArenaService/AddBotGames',
+            arena_dot_v1_dot_arena__pb2.AddBotGamesRequest.SerializeToString,
+            arena_dot_v1_dot_arena__pb2.AddBotGamesResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -597,6 +706,33 @@ class ArenaService:
             '/arena.v1.ArenaService/ListOwners',
             arena_dot_v1_dot_arena__pb2.ListOwnersRequest.SerializeToString,
             arena_dot_v1_dot_arena__pb2.ListOwnersResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SetOwnerMaxBots(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/arena.v1.ArenaService/SetOwnerMaxBots',
+            arena_dot_v1_dot_arena__pb2.SetOwnerMaxBotsRequest.SerializeToString,
+            arena_dot_v1_dot_arena__pb2.SetOwnerMaxBotsResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -17,7 +17,7 @@ RATING_STATUS_PROVISIONAL: RatingStatus
 RATING_STATUS_ESTABLISHED: RatingStatus
 
 class LadderRow(_message.Message):
-    __slots__ = ("rank", "bot_name", "bot_version", "rating", "error", "games", "wins", "draws", "losses", "last_played", "status", "info")
+    __slots__ = ("rank", "bot_name", "bot_version", "rating", "error", "games", "wins", "draws", "losses", "last_played", "status", "info", "owner")
     RANK_FIELD_NUMBER: _ClassVar[int]
     BOT_NAME_FIELD_NUMBER: _ClassVar[int]
     BOT_VERSION_FIELD_NUMBER: _ClassVar[int]
@@ -30,6 +30,7 @@ class LadderRow(_message.Message):
     LAST_PLAYED_FIELD_NUMBER: _ClassVar[int]
     STATUS_FIELD_NUMBER: _ClassVar[int]
     INFO_FIELD_NUMBER: _ClassVar[int]
+    OWNER_FIELD_NUMBER: _ClassVar[int]
     rank: int
     bot_name: str
     bot_version: str
@@ -42,7 +43,8 @@ class LadderRow(_message.Message):
     last_played: float
     status: RatingStatus
     info: float
-    def __init__(self, rank: _Optional[int] = ..., bot_name: _Optional[str] = ..., bot_version: _Optional[str] = ..., rating: _Optional[float] = ..., error: _Optional[float] = ..., games: _Optional[int] = ..., wins: _Optional[int] = ..., draws: _Optional[int] = ..., losses: _Optional[int] = ..., last_played: _Optional[float] = ..., status: _Optional[_Union[RatingStatus, str]] = ..., info: _Optional[float] = ...) -> None: ...
+    owner: str
+    def __init__(self, rank: _Optional[int] = ..., bot_name: _Optional[str] = ..., bot_version: _Optional[str] = ..., rating: _Optional[float] = ..., error: _Optional[float] = ..., games: _Optional[int] = ..., wins: _Optional[int] = ..., draws: _Optional[int] = ..., losses: _Optional[int] = ..., last_played: _Optional[float] = ..., status: _Optional[_Union[RatingStatus, str]] = ..., info: _Optional[float] = ..., owner: _Optional[str] = ...) -> None: ...
 
 class GetLeaderboardRequest(_message.Message):
     __slots__ = ("game_id", "limit", "offset")
