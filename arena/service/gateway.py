@@ -24,7 +24,7 @@ import redis
 import structlog
 
 from arena import keys, metrics
-from arena.redis_client import connect, connect_async
+from arena.redis_client import TROUBLE, connect, connect_async, trouble
 from arena.service import headroom
 from arena.service.archive import ArchiveError, Archiver, TranscriptArchive
 from arena.service.auth import ANONYMOUS, Caller, CallerKind, resolve_caller
@@ -176,9 +176,9 @@ class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
             return await asyncio.to_thread(fn, *args, **kwargs)
         except REFUSALS as e:
             await abort(context, status_of(e), str(e))
-        except (redis.ConnectionError, redis.TimeoutError) as e:
+        except TROUBLE as e:  # away, or refusing writes: never UNKNOWN
             metrics.REDIS_ERRORS.labels("gateway").inc()
-            await abort(context, grpc.StatusCode.UNAVAILABLE, f"the arena's database is unavailable: {e}")
+            await abort(context, grpc.StatusCode.UNAVAILABLE, trouble(e))
         except ArchiveError as e:  # Redis says archived; the file is not there (or this gateway has no archive)
             log.error("archived transcript unreadable", error=str(e))
             await abort(context, grpc.StatusCode.DATA_LOSS, str(e))
@@ -557,7 +557,7 @@ class TokenGate(grpc.aio.ServerInterceptor):  # type: ignore[misc]
             if token:
                 try:
                     known = await asyncio.to_thread(self.resolve, token) is not None
-                except (redis.ConnectionError, redis.TimeoutError):
+                except TROUBLE:
                     known = True  # the handler meets Redis's absence itself (UNAVAILABLE)
                 if not known:
                     await abort(context, grpc.StatusCode.UNAUTHENTICATED, "unknown token (wrong, or rotated away)")
@@ -597,6 +597,7 @@ async def start_gateway(
         servicer.registry, worker_tls=worker_tls, limiter=servicer.limit_session, known=servicer._resolve
     )
     server.add_generic_rpc_handlers((servicer.relay.handler(),))
+    servicer.hub.watchers.append(servicer.relay.moved)  # a takeover moves the relayed streams at once
     names = [service_name(arena_pb2, "ArenaService"), service_name(bot_pb2, "BotService")]
     if extra is not None:
         names += extra(server, redis_url)
