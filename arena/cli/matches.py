@@ -15,6 +15,7 @@ from arena.cli.common import (
     emit_json,
     emit_json_line,
     error,
+    errors,
     float_type,
     int_type,
     milliseconds,
@@ -45,6 +46,7 @@ def cmd_match_request(args: argparse.Namespace) -> int:
                 args.game, args.bots, seed=args.seed or "", rated=args.rated, match_id=args.id or "",
                 time_control=_time_control(args),
             )  # fmt: skip
+            _warn_offline(c, args.game, args.bots, match_id)
             if args.wait:
                 with progress(transient=True) as bar:
                     bar.add_task(f"waiting for {match_id}", total=None)
@@ -64,6 +66,19 @@ def cmd_match_request(args: argparse.Namespace) -> int:
         report(f"match {match_id} was aborted: {m.result.detail or 'a bot did not join in time'}")
         return 1
     return 0
+
+
+def _warn_offline(c: Any, game_id: str, bots: list[str], match_id: str) -> None:
+    """Say at once, on stderr, which seated bots have no session: the match was queued all the same (a
+    bot may be about to connect) and aborts unless each joins within the join timeout, which a person
+    otherwise learns only from the aborted result half a minute later."""
+    online = {b.name for b in c.list_bots(game_id) if b.online}
+    offline = sorted({name for name in bots if name not in online})
+    if offline:
+        seconds = games.get(game_id).time_control.join_timeout_ms / 1000
+        errors.print(f"warning: {', '.join(offline)} {'is' if len(offline) == 1 else 'are'} offline: {match_id} "
+                     f"aborts unless {'it connects' if len(offline) == 1 else 'they connect'} within {seconds:g} s "
+                     "(arena bot run)")  # fmt: skip
 
 
 def _print_matches(matches: list[Any]) -> None:
