@@ -76,6 +76,13 @@ def test_server_modules_are_the_server_extra() -> None:
     assert not base & SERVER_MODULES, f"base dependencies a bot does not need: {sorted(base & SERVER_MODULES)}"
 
 
+def test_the_server_extra_hint_is_a_command_that_works() -> None:
+    """The package is not on PyPI: ``pip install 'shangri-arena[server]'`` fails; from a clone (the only
+    way to get it) the extra is ``pip install '.[server]'``."""
+    line = needs_server_extra("arena gateway")
+    assert "pip install '.[server]'" in line and "shangri-arena" not in line
+
+
 def _check_play(out: subprocess.CompletedProcess[str]) -> None:
     assert out.returncode == 0, out.stderr
     summary = json.loads(out.stdout)  # stdout holds the JSON and nothing else

@@ -302,13 +302,14 @@ def run_service(main: Callable[[asyncio.Event], Any]) -> int:
 
 SERVER_MODULES: Final = frozenset({"redis", "prometheus_client", "matplotlib", "uvloop"})
 """The top-level modules of the ``server`` extra's packages (pyproject.toml). Only the services import them,
-inside their commands: a bot author's install (``pip install shangri-arena``) has none of them, and
+inside their commands: a bot author's install (``pip install .`` in a clone) has none of them, and
 ``arena.cli.main`` turns a command's missing one into ``needs_server_extra``'s line (exit 2)."""
 
 
 def needs_server_extra(command: str) -> str:
-    """The one line for ``command`` (``arena gateway``) run without the ``server`` extra."""
-    return f"{command} needs the server extra: pip install 'shangri-arena[server]'"
+    """The one line for ``command`` (``arena gateway``) run without the ``server`` extra. The package is not
+    on PyPI: the extra is installed from a clone of the repository."""
+    return f"{command} needs the server extra: pip install '.[server]' in a clone of the repository"
 
 
 def report(message: str) -> None:
