@@ -43,6 +43,12 @@ def matches_by_time() -> str:
     return f"{PREFIX}matches"
 
 
+def matches_finished() -> str:
+    """Sorted set of the finished matches whose transcript is still in Redis, scored by finish time: the
+    archiver's work list (``arena.service.archive``), which a match still running never holds up."""
+    return f"{PREFIX}matches:finished"
+
+
 def matches_by_bot(bot: str) -> str:
     """Sorted set of the match ids a bot is seated in, scored by enqueue time."""
     return f"{PREFIX}matches:bot:{bot}"

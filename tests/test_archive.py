@@ -102,7 +102,23 @@ def test_past_half_of_maxmemory_a_pass_archives_what_just_ended_and_its_event_lo
     assert r.exists(keys.transcript("fresh"), keys.events("fresh")) == 0
 
 
+def test_a_match_kept_running_for_days_holds_up_no_archiving_of_the_matches_after_it(r: Any, tmp_path: Path) -> None:
+    """Finished matches are archived from the finished index (written by the result's script) in the
+    order they finished. Before, one unfinished match stopped the walk: 0 of 12 finished transcripts
+    behind it were archived."""
+    now = 10 * DAY
+    _match(r, "slow", now - 5 * DAY, MatchStatus.RUNNING)
+    for i in range(12):
+        _match(r, f"m{i}", now - 4 * DAY + i, MatchStatus.FINISHED, now - 3 * DAY)
+        r.zadd(keys.matches_finished(), {f"m{i}": now - 3 * DAY})
+    archiver = Archiver(r, TranscriptArchive(tmp_path), retention_s=DAY)
+    assert archiver.run_pass(now=now).archived == 12
+    assert r.zcard(keys.matches_finished()) == 0 and r.exists(keys.transcript("m0")) == 0
+    assert archiver.run_pass(now=now).archived == 0  # nothing left; "slow" still runs
+
+
 def test_a_running_match_holds_the_cursor_until_it_finishes(r: Any, tmp_path: Path) -> None:
+    """Matches finished before the finished index existed are walked in enqueue order, as before."""
     now = 10 * DAY
     _match(r, "a", now - 5 * DAY, MatchStatus.FINISHED, now - 5 * DAY)
     _match(r, "b", now - 4 * DAY, MatchStatus.RUNNING)

@@ -47,8 +47,10 @@ PRESS_AT: Final = 0.5
 """Redis's used memory over its maxmemory from which a pass archives every finished match at once."""
 
 _MARK: Final = """
--- KEYS: the match hash, its transcript, its event log; ARGV: archived_at, the archive path. Only a
--- transcript that is still there is forgotten (a second archiver's pass finds it gone and does nothing).
+-- KEYS: the match hash, its transcript, its event log, the finished index; ARGV: archived_at, the archive
+-- path, the match id. Only a transcript that is still there is forgotten (a second archiver's pass finds it
+-- gone and does nothing).
+redis.call('ZREM', KEYS[4], ARGV[3])
 if redis.call('EXISTS', KEYS[2]) == 0 then return 0 end
 redis.call('HSET', KEYS[1], 'archived_at', ARGV[1], 'archive', ARGV[2])
 redis.call('DEL', KEYS[2], KEYS[3])
@@ -116,9 +118,10 @@ class PassReport:
 class Archiver:
     """Moves transcripts of matches finished more than ``retention_s`` ago from Redis to ``archive``.
 
-    Walks the matches in enqueue order from a cursor kept in Redis (``keys.archive_cursor``): the
-    enqueue time up to which every match is archived. A match not yet finished stops the walk there,
-    so each pass costs what is new, not what was archived before."""
+    Takes the matches in the order they finished from the finished index (``keys.matches_finished``,
+    written by the result's script), so a match still running holds nothing up: one match kept open for
+    hours once stopped all archiving behind it. Matches finished before that index existed are walked in
+    enqueue order from a cursor (``keys.archive_cursor``), as before."""
 
     def __init__(
         self, client: redis.Redis, archive: TranscriptArchive, retention_s: float, *, press_at: float = PRESS_AT
@@ -141,7 +144,10 @@ class Archiver:
         if not self.r.set(keys.archive_lock(), holder, nx=True, px=LOCK_MS):
             return PassReport(0, 0, self._cursor())
         try:
-            return self._walk(now, limit, pressed=self._pressed())
+            pressed = self._pressed()
+            finished = self._finished(now, limit, pressed)
+            legacy = self._walk(now, max(0, limit - finished.scanned), pressed)
+            return PassReport(finished.archived + legacy.archived, finished.scanned + legacy.scanned, legacy.cursor)
         finally:
             self._unlock(keys=[keys.archive_lock()], args=[holder])
 
@@ -160,7 +166,27 @@ class Archiver:
                     used_bytes=h.used, maxmemory_bytes=h.maxmemory, press_at=self.press_at)  # fmt: skip
         return True
 
+    def _finished(self, now: float, limit: int, pressed: bool) -> PassReport:
+        """Archive from the finished index (``keys.matches_finished``), oldest finish first: a match that
+        is still running, however long, holds nothing up. Matches finished before the index existed are
+        left to ``_walk``."""
+        cutoff = now if pressed else now - self.retention_s
+        archived = scanned = 0
+        while scanned < limit:
+            reply: Any = self.r.zrangebyscore(keys.matches_finished(), "-inf", cutoff, start=0, num=PASS_SIZE)
+            batch = [keys.text(m) for m in reply]
+            if not batch:
+                break
+            for match_id in batch:
+                scanned += 1
+                archived += self._move(match_id, now)
+            if len(batch) < PASS_SIZE:
+                break
+        return PassReport(archived, scanned, float("nan"))
+
     def _walk(self, now: float, limit: int, pressed: bool = False) -> PassReport:
+        """Matches in enqueue order from the cursor: those finished before the finished index existed (the
+        others are archived already when it comes to them, and skipped)."""
         cutoff = now if pressed else now - self.retention_s
         cursor = self._cursor()
         archived = scanned = 0
@@ -193,8 +219,11 @@ class Archiver:
 
     def _move(self, match_id: str, now: float) -> int:
         raw: Any = self.r.get(keys.transcript(match_id))
-        if raw is None:
-            return 0  # nothing stored (a match record without a transcript): nothing to move
+        if raw is None:  # nothing stored (a match record without a transcript): nothing to move
+            self.r.zrem(keys.matches_finished(), match_id)
+            return 0
         path = self.archive.write(match_id, keys.text(raw))
-        return int(self._mark(keys=[keys.match(match_id), keys.transcript(match_id), keys.events(match_id)],
-                              args=[f"{now:.3f}", str(path)]))  # fmt: skip
+        return int(self._mark(
+            keys=[keys.match(match_id), keys.transcript(match_id), keys.events(match_id), keys.matches_finished()],
+            args=[f"{now:.3f}", str(path), match_id],
+        ))  # fmt: skip

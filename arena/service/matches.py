@@ -60,6 +60,11 @@ class MatchRecord:
         return None if self.result is None else MatchResult.from_dict(self.result)
 
 
+ARENA_MAX_MS: Final = {"first_move_ms": 120_000, "move_ms": 60_000, "bank_ms": 600_000}
+"""The arena's bounds on a requested time control (the engines allow an hour a field, for local play), so
+that the longest match (some 150 decisions a seat) lasts hours, not days, holding its seats and a worker."""
+
+
 class MatchStore:
     def __init__(
         self,
@@ -105,6 +110,12 @@ class MatchStore:
             control = games.get(game_id).time_control.with_overrides(**(time_control or {}))
         except ValueError as e:
             raise MatchRequestError(str(e)) from None
+        for name, top in ARENA_MAX_MS.items():
+            if getattr(control, name) > top:
+                raise MatchRequestError(
+                    f"on the arena {name} is at most {top:,} ms (a match must not hold its seats and a worker "
+                    "for days); for longer, play locally with arena play"
+                )
         if match_id and (len(match_id) > 100 or not set(match_id) <= MATCH_ID_CHARS):
             raise MatchRequestError("a match id is 1-100 letters, digits and - _ . :")
         if len(seed) > 200:

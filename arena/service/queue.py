@@ -66,7 +66,7 @@ for i = 4, #KEYS do redis.call('ZADD', KEYS[i], ARGV[3], ARGV[4]) end
 return 1
 """
 
-# KEYS: match, queue, results, transcript, events, running set of each seated bot...
+# KEYS: match, queue, results, transcript, events, finished index, running set of each seated bot...
 # ARGV: result, now, group, entry id, match id, transcript, worker, end reason, events ttl, result record
 _COMPLETE = f"""
 if redis.call('HEXISTS', KEYS[1], 'result') == 1 then
@@ -80,7 +80,8 @@ redis.call('HSET', KEYS[1], 'result', ARGV[1], 'status', '{MatchStatus.FINISHED}
            'end_reason', ARGV[8])
 if ARGV[6] ~= '' then redis.call('SET', KEYS[4], ARGV[6]) end
 redis.call('EXPIRE', KEYS[5], tonumber(ARGV[9]))
-for i = 6, #KEYS do redis.call('SREM', KEYS[i], ARGV[5]) end
+redis.call('ZADD', KEYS[6], ARGV[2], ARGV[5])
+for i = 7, #KEYS do redis.call('SREM', KEYS[i], ARGV[5]) end
 if ARGV[10] ~= '' then
   redis.call('XADD', KEYS[3], '*', 'match_id', ARGV[5], '{keys.RESULT_RECORD}', ARGV[10])
 else
@@ -297,7 +298,7 @@ class MatchQueue:
         mid = claim.match_id
         done = self._complete(
             keys=[keys.match(mid), keys.queue(claim.priority), keys.results(), keys.transcript(mid), keys.events(mid),
-                  *(keys.bot_running(b) for b in sorted(set(bots)))],
+                  keys.matches_finished(), *(keys.bot_running(b) for b in sorted(set(bots)))],
             args=[json.dumps(result), f"{time.time():.6f}", keys.CONSUMER_GROUP, claim.entry_id, claim.match_id,
                   transcript, worker, str(result.get("end_reason", "")), EVENTS_TTL_S, _record(result)],
         )  # fmt: skip
