@@ -14,6 +14,11 @@ longer knows them (gRPC then logs "Unknown experiment" from every process).
 
 import os
 
+SET_HERE = ("GRPC_EXPERIMENTS", "GRPC_VERBOSITY")
+"""The variables this module sets for the project's own processes."""
+USER_VALUES: dict[str, str | None] = {name: os.environ.get(name) for name in SET_HERE}
+"""Their values before this module ran (None: not set), for ``user_environment``."""
+
 LEGACY_IO_ENGINE = (
     "-event_engine_client,-event_engine_listener,-event_engine_for_all_other_endpoints,-event_engine_callback_cq"
 )
@@ -24,3 +29,17 @@ os.environ.setdefault("GRPC_EXPERIMENTS", LEGACY_IO_ENGINE)
 # an INFO line ("Handshake failed ...") beside the CLI's one-line error, inside a service's JSON lines,
 # and at every retry of a bot. The arena says what failed itself; GRPC_VERBOSITY=INFO (or DEBUG) brings them back.
 os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
+
+
+def user_environment() -> dict[str, str]:
+    """This process's environment as the user gave it, for the programs it launches that are not the
+    project's (an ``arena play --cmd`` bot): a C++ or Node gRPC bot must not get this grpcio's experiment
+    names (its own gRPC logs "Unknown experiment" for each) nor a quieter log level it did not ask for.
+    The project's own Python processes set the two again when they import ``referee``."""
+    env = dict(os.environ)
+    for name, value in USER_VALUES.items():
+        if value is None:
+            env.pop(name, None)
+        else:
+            env[name] = value
+    return env

@@ -511,8 +511,15 @@ class Referee:
         if match is None:
             return _refusal(action, RefusalCode.UNKNOWN_MATCH, f"no match {match_id!r} on this referee")
         if (match_id, seat) not in session.seats:
-            if match.result is not None and 0 <= seat < len(match.seats) and session.holds(match.seats[seat]):
-                return _refusal(action, RefusalCode.STALE_TURN, "the match is over")  # its seats were released
+            if 0 <= seat < len(match.seats) and session.holds(match.seats[seat]):
+                if match.result is not None:
+                    return _refusal(action, RefusalCode.STALE_TURN, "the match is over")  # its seats were released
+                task = self.tasks.get(match_id)
+                if task is not None and task.cancelled():
+                    # Called off by its host (arena play's SPRT has decided): an action already on its way
+                    # is no mistake of the bot's, and a refusal would be a warning in its log; its bots are
+                    # stopped next, so nothing is answered.
+                    return None
             reason = f"seat {seat} of {match_id} is not your bot's seat"
             return _refusal(action, RefusalCode.PERMISSION_DENIED, reason)
         acknowledge = functools.partial(_accepted, session, action) if session.acks else None

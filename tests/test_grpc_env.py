@@ -80,3 +80,31 @@ def test_the_engines_import_no_grpc() -> None:
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "False"
+
+
+LAUNCH = """
+import sys, time
+from pathlib import Path
+from arena.local.launch import command_launcher
+out = Path(sys.argv[1])
+launcher = command_launcher(sys.executable + " -c 'import json, os; print(json.dumps(dict(os.environ)))'", "env", out)
+handle = launcher.start("127.0.0.1:1", "token", 1)
+while handle.exit_code() is None:
+    time.sleep(0.05)
+print((out / "bot-1.out").read_text())
+"""
+
+
+@pytest.mark.parametrize("user", [None, "", "-event_engine_client", "my_experiment"])
+def test_a_launched_command_gets_the_users_grpc_variables_not_the_projects(user: str | None, tmp_path: Path) -> None:
+    """``arena play --cmd`` runs bots in any language: a C++ gRPC bot given this grpcio's experiment names
+    logs "Unknown experiment" for each. It gets the environment the user started ``arena`` with."""
+    import json
+
+    base = {k: v for k, v in os.environ.items() if k not in ("GRPC_EXPERIMENTS", "GRPC_VERBOSITY")}
+    env = base if user is None else {**base, "GRPC_EXPERIMENTS": user}
+    done = subprocess.run([sys.executable, "-c", LAUNCH, str(tmp_path)], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=60, check=True)  # fmt: skip
+    child = json.loads(done.stdout)
+    assert child.get("GRPC_EXPERIMENTS") == user and "GRPC_VERBOSITY" not in child
+    assert child["ARENA_SERVER"] == "127.0.0.1:1" and child["ARENA_BOT_TOKEN"] == "token"

@@ -139,6 +139,18 @@ def test_play_json_is_all_stdout_holds(tmp_path: Path) -> None:
     assert doc["players"] == ["random", "random#1"] and len(list((tmp_path / "t").glob("*.jsonl"))) == 2
 
 
+def test_play_names_each_version_of_a_bot_by_its_file(tmp_path: Path) -> None:
+    """``arena play mybot.py:MyBot --vs mybot_v1.py:MyBot`` (the README's loop: is the new version better?)
+    showed ``MyBot vs MyBot#1``, which says neither which side is which."""
+    example = (ROOT / "docs" / "examples" / "mybot.py").read_text(encoding="utf-8")
+    (tmp_path / "mybot.py").write_text(example, encoding="utf-8")
+    (tmp_path / "mybot_v1.py").write_text(example, encoding="utf-8")
+    done = arena("play", f"{tmp_path / 'mybot.py'}:MyBot", "--vs", f"{tmp_path / 'mybot_v1.py'}:MyBot", "--games", "2",
+                 "--seed", "v", "--out", str(tmp_path / "t"), "--json")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["players"] == ["mybot.py:MyBot", "mybot_v1.py:MyBot"]
+
+
 def test_play_sprt_stops_once_a_hypothesis_is_accepted(tmp_path: Path) -> None:
     """greedy beats random at Shanghaien almost every game: against elo1=200 a handful of pairs decide."""
     out = tmp_path / "t"

@@ -6,6 +6,7 @@ Time controls here are short so the tests are quick; they assert what happens, n
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import hashlib
 import itertools
@@ -976,3 +977,36 @@ def test_a_held_result_reaches_the_bots_only_when_announced_and_an_abandoned_mat
             await server.stop(None)
 
     asyncio.run(main())
+
+
+def test_an_action_on_its_way_when_the_host_calls_the_match_off_is_not_refused() -> None:
+    """``arena play --sprt`` calls the matches still running off once the test decides: an action a bot
+    sent just before is no fault of the bot's. It used to be refused as PERMISSION_DENIED ("not your bot's
+    seat"), a warning in the bot's log at the end of every SPRT run; now it gets no answer (the stream
+    stays open: a ping still gets its pong)."""
+
+    async def test(referee: Referee, target: str) -> None:
+        token = "tok-off"
+        referee.allow_token(token_sha256(token), "off")
+        async with grpc.aio.insecure_channel(target) as channel:
+            stub = bot_pb2_grpc.BotServiceStub(channel)  # type: ignore[no-untyped-call]
+            call, requests = raw_session(stub, token)
+            await requests.put(bot_pb2.PlayRequest(hello=bot_pb2.Hello(bot_name="off", omit_view_json=True)))
+            assert (await call.read()).HasField("welcome")
+            match = referee.start_match(spec("shanghaien", [token, token]))
+            message = await call.read()
+            while not message.HasField("turn"):
+                message = await call.read()
+            referee.tasks[match.match_id].cancel()  # what arena play does at the SPRT's decision
+            with contextlib.suppress(asyncio.CancelledError):
+                await referee.tasks[match.match_id]
+            await asyncio.sleep(0)  # the match's done callback: its seats are released
+            t = message.turn
+            late = bot_pb2.SubmitAction(match_id=t.match_id, seat=t.seat, turn_id=t.turn_id, action=t.legal_actions[0])
+            await requests.put(bot_pb2.PlayRequest(action=late))
+            await requests.put(bot_pb2.PlayRequest(ping=bot_pb2.Ping(nonce=8)))
+            reply = await call.read()
+            assert reply.WhichOneof("message") == "pong" and reply.pong.nonce == 8, reply
+            await requests.put(None)
+
+    run(test)

@@ -52,6 +52,10 @@ def test_every_table_plays_the_same_seeds_in_every_rotation() -> None:
 def test_labels_tell_copies_apart() -> None:
     assert labels(["random", "greedy", "strong"]) == ["random", "greedy", "strong"]
     assert labels(["random", "x.py:Mine", "random"]) == ["random#0", "Mine", "random#2"]
+    # one class name from two files: each says its file (an SPRT of a new version against the old one)
+    assert labels(["mybot.py:MyBot", "old/mybot_v1.py:MyBot", "greedy"]) == ["mybot.py:MyBot", "mybot_v1.py:MyBot",
+                                                                             "greedy"]  # fmt: skip
+    assert labels(["a/mybot.py:MyBot", "b/mybot.py:MyBot"]) == ["a/mybot.py:MyBot", "b/mybot.py:MyBot"]
 
 
 def test_elo_fit() -> None:

@@ -34,7 +34,7 @@ SPRT_MODELS = ("pentanomial", "trinomial")
 
 
 def cmd_play(args: argparse.Namespace) -> int:
-    from arena.local.launch import CMD_PREFIX, EXTERNAL_PREFIX, spec_label
+    from arena.local.launch import CMD_PREFIX, EXTERNAL_PREFIX, file_labels, spec_label
     from arena.local.play import Player, SprtMonitor, check_players, rotation_plan, run_matches
     from arena.local.sprt import SprtConfig
     from referee.logs import configure
@@ -59,11 +59,12 @@ def cmd_play(args: argparse.Namespace) -> int:
             config = SprtConfig.parse(args.sprt)
         except ValueError as e:
             raise CliError(f"--sprt: {e}", 2) from None
+    specs = [REFERENCE_ALIASES.get(spec, spec) for spec in specs]
     players = []
-    for i, spec in enumerate(specs):
-        spec = REFERENCE_ALIASES.get(spec, spec)
-        base = spec_label(spec)
-        players.append(Player(spec, f"{base}#{i}" if i else base))
+    for i, (spec, base) in enumerate(zip(specs, file_labels(specs), strict=True)):
+        # an opponent is numbered by its seat unless its file already tells it apart
+        numbered = i > 0 and (base == spec_label(spec) or specs.index(spec) < i)
+        players.append(Player(spec, f"{base}#{i}" if numbered else base))
     check_players(players)  # every bot loads, before anything starts (BotLoadError: exit 2)
     control = game.time_control.with_overrides(move_ms=args.move_ms, first_move_ms=args.first_move_ms)
     out = Path(args.out or f"transcripts/play-{time.strftime('%Y%m%d-%H%M%S')}")

@@ -35,6 +35,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
+from referee.grpc_env import user_environment
+
 ENV_SERVER = "ARENA_SERVER"
 """Environment of a launched bot: the referee's host:port (what ``arena bot run --server`` takes) ..."""
 ENV_TOKEN = "ARENA_BOT_TOKEN"
@@ -151,7 +153,7 @@ class ProcessLauncher:
         self.started += 1
         values = {"address": address, "token": token, "matches": str(matches)}
         argv = [_fill(word, values) for word in self.argv]
-        env = {**os.environ, **self.env, ENV_SERVER: address, ENV_TOKEN: token, ENV_MATCHES: str(matches)}
+        env = {**user_environment(), **self.env, ENV_SERVER: address, ENV_TOKEN: token, ENV_MATCHES: str(matches)}
         out = self.log_dir / f"{self.stem}-{self.started}.out"
         err = self.log_dir / f"{self.stem}-{self.started}.err"
         with out.open("wb") as o, err.open("wb") as e:
@@ -328,6 +330,30 @@ def spec_label(spec: str) -> str:
     if kind == "external":
         return launched_value(spec)
     return spec.rpartition(":")[2] or spec
+
+
+def file_labels(specs: Sequence[str]) -> list[str]:
+    """Each participant's ``spec_label``, but where one name stands for different bots (``MyBot`` of
+    mybot.py and of mybot_v1.py: an SPRT of a new version against the old) each gets its file too,
+    ``mybot.py:MyBot`` and ``mybot_v1.py:MyBot``, or as written when the file names are alike too. Copies
+    of one bot keep one name (the callers number them)."""
+    bases = [spec_label(spec) for spec in specs]
+    labels = [
+        _with_file(spec) if len({s for s, b in zip(specs, bases, strict=True) if b == base}) > 1 else base
+        for spec, base in zip(specs, bases, strict=True)
+    ]
+    return [
+        launched_value(spec) if len({s for s, x in zip(specs, labels, strict=True) if x == label}) > 1 else label
+        for spec, label in zip(specs, labels, strict=True)
+    ]
+
+
+def _with_file(spec: str) -> str:
+    """A Python bot as its file's name and class (``mybot_v1.py:MyBot``); any other as written."""
+    where, _, name = spec.rpartition(":")
+    if launched_kind(spec) is None and where:
+        return f"{Path(where).name}:{name}"
+    return launched_value(spec)
 
 
 def check_launched(spec: str) -> None:

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any, Final, Literal
 
 from arena.ladder.elo import ELO_SCALE, PRIOR_SD, Z95, pair_score, places
-from arena.local.launch import spec_label
+from arena.local.launch import file_labels
 from arena.local.play import MatchPlan, Player, PlayReport, run_matches
 from referee import games as engines
 from referee.games import TimeControl
@@ -212,8 +212,9 @@ class TournamentReport:
 
 def labels(specs: Sequence[str]) -> list[str]:
     """A label per bot: the class or reference name (a command's file name, an external bot's NAME:
-    ``arena.local.launch.spec_label``), with ``#k`` (its position) when two would clash."""
-    bases = [spec_label(spec) for spec in specs]
+    ``arena.local.launch.spec_label``; with its file when two files have a class of one name:
+    ``file_labels``), with ``#k`` (its position) when two would clash."""
+    bases = file_labels(specs)
     return [b if bases.count(b) == 1 else f"{b}#{k}" for k, b in enumerate(bases)]
 
 
