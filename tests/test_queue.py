@@ -13,7 +13,7 @@ import redis
 
 from arena import keys
 from arena.local.redisproc import RedisProcess
-from arena.service.queue import DuplicateMatchError, MatchQueue, Priority, QueuedMatch
+from arena.service.queue import LADDER_EVERY, DuplicateMatchError, MatchQueue, Priority, QueuedMatch
 from referee import games
 
 
@@ -52,6 +52,19 @@ def test_requested_matches_come_before_ladder_matches_in_order(redis_url: str) -
         order.append(claim.match_id)
     assert order == ["r1", "r2", "l1", "l2"]
     assert q.status("r1")["status"] == "running" and q.status("r1")["worker"] == "w1"
+
+
+def test_a_flood_of_requested_matches_does_not_starve_the_ladder(redis_url: str) -> None:
+    """Requested matches go first, but one claim in LADDER_EVERY reads the ladder first: before, a steady
+    stream of owners' requests kept every ladder match waiting for as long as it lasted."""
+    q = queue(redis_url)
+    for i in range(4):
+        q.enqueue(match(f"l{i}"), Priority.LADDER)
+    for i in range(12):
+        q.enqueue(match(f"r{i}"), Priority.REQUESTED)
+    first = [claim.match_id for _ in range(8) if (claim := q.claim("w1")) is not None]
+    assert sum(1 for m in first if m.startswith("l")) == 8 // LADDER_EVERY, first
+    assert [m for m in first if m.startswith("r")] == [f"r{i}" for i in range(8 - 8 // LADDER_EVERY)]  # in order
 
 
 def test_blocking_claim_returns_when_work_arrives_or_times_out(redis_url: str) -> None:

@@ -32,7 +32,7 @@ from arena.service.cancel import cancel_and_wait
 from arena.service.matches import MatchRecord, MatchStore, public_lines
 from arena.service.owners import DEFAULT_MAX_BOTS, REFERENCE_OWNER, Owner, Owners
 from arena.service.queue import MatchQueue
-from arena.service.ratelimit import REQUEST, SESSION, RateLimiter, RateLimits
+from arena.service.ratelimit import REQUEST, SESSION, AddressGuard, RateLimiter, RateLimits, client_address
 from arena.service.refusals import RefusalWatch
 from arena.service.registry import BotRecord, Registry
 from arena.service.relay import PlayRelay
@@ -132,6 +132,7 @@ class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
         # ``limits``: the per-token rate limits (settings); ``limiter``: a ready RateLimiter, which wins
         self.limiter = limiter if limiter is not None else RateLimiter.from_limits(self.r, limits or RateLimits())
         self.relay: PlayRelay | None = None
+        self.guard = AddressGuard()  # per client address: unknown tokens, anonymous FollowMatch streams
         self.hub = SessionHub(
             self.registry, connect_async(redis_url, block_ms=READ_BLOCK_MS, max_connections=1), direct=direct
         )
@@ -196,8 +197,14 @@ class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
         token = bearer(context)
         if not token:
             return ANONYMOUS
+        address, now = client_address(context.peer()), time.monotonic()
+        wait = self.guard.blocked(address, now)
+        if wait is not None:  # refused before any look-up: unknown tokens cost Redis nothing past the budget
+            await abort(context, grpc.StatusCode.RESOURCE_EXHAUSTED,
+                        f"too many calls with unknown tokens from this address; retry in {wait:.0f} s")  # fmt: skip
         caller: Caller | None = await self._call(context, self._resolve, token)
         if caller is None:
+            self.guard.unknown(address, now)
             await abort(context, grpc.StatusCode.UNAUTHENTICATED, "unknown token (wrong, or rotated away)")
         return caller
 
@@ -257,7 +264,7 @@ class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
             await abort(
                 context, grpc.StatusCode.PERMISSION_DENIED, f"bot {bot.name} is disabled: {bot.disabled_reason or '-'}"
             )
-        await self.limit_session(bot.token_sha256, context)
+        await self.limit_session(bot.name, context)
         name = bot.name
         session_id = secrets.token_hex(6)
         slog = log.bind(bot=name, session_id=session_id)
@@ -281,19 +288,18 @@ class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
                     await asyncio.to_thread(self.registry.gone, name)
             slog.info("bot session closed")
 
-    async def limit_session(self, token_sha256: str, context: grpc.aio.ServicerContext) -> None:
-        """RESOURCE_EXHAUSTED when this token opened too many sessions or Play streams lately."""
-        await self._limit(context, SESSION, token_sha256, "sessions opened")
+    async def limit_session(self, bot_name: str, context: grpc.aio.ServicerContext) -> None:
+        """RESOURCE_EXHAUSTED when this bot (whatever its token) opened too many sessions or Play streams lately."""
+        await self._limit(context, SESSION, f"bot:{bot_name}", "sessions opened by this bot")
 
-    async def _limit(self, context: grpc.aio.ServicerContext, kind: str, token_sha256: str, what: str) -> None:
-        """Count one ``kind`` call of the token; past its limit, RESOURCE_EXHAUSTED with the seconds to
-        wait in the message and in the trailing metadata ``retry-after-s``."""
-        retry = await self._call(context, self.limiter.check, kind, token_sha256)
+    async def _limit(self, context: grpc.aio.ServicerContext, kind: str, subject: str, what: str) -> None:
+        """Count one ``kind`` call of ``subject`` (a bot or an owner, not a token: a rotated token keeps its
+        count); past its limit, RESOURCE_EXHAUSTED with the seconds to wait in the message and in the
+        trailing metadata ``retry-after-s``."""
+        retry = await self._call(context, self.limiter.check, kind, subject)
         if retry is not None:
             context.set_trailing_metadata((("retry-after-s", f"{retry:.0f}"),))
-            await abort(
-                context, grpc.StatusCode.RESOURCE_EXHAUSTED, f"too many {what} with this token; retry in {retry:.0f} s"
-            )
+            await abort(context, grpc.StatusCode.RESOURCE_EXHAUSTED, f"too many {what}; retry in {retry:.0f} s")
 
     # ------------------------------------------------------------------ registry
 
@@ -399,7 +405,7 @@ class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
         """An owner requests unrated matches of its own bots against its own or the reference bots, a
         bounded number per rate window (RESOURCE_EXHAUSTED with the seconds to wait). Every request of
         the owner's token counts, refused ones too."""
-        await self._limit(context, REQUEST, caller.token_sha256, "match requests")
+        await self._limit(context, REQUEST, f"owner:{caller.name}", "match requests by this owner")
         if request.rated:
             await abort(context, grpc.StatusCode.PERMISSION_DENIED, "owners request unrated matches only")
         owners: dict[str, str] = await self._call(context, self.owners.owners_of, list(request.bot_names))
@@ -444,7 +450,22 @@ class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
     async def FollowMatch(  # noqa: N802
         self, request: arena_pb2.FollowMatchRequest, context: grpc.aio.ServicerContext
     ) -> AsyncIterator[arena_pb2.FollowMatchResponse]:
-        await self._caller(context)
+        address = client_address(context.peer())
+        anonymous = (await self._caller(context)) is ANONYMOUS
+        if anonymous and not self.guard.follow(address):
+            await abort(context, grpc.StatusCode.RESOURCE_EXHAUSTED,
+                        f"at most {self.guard.anonymous_follows} matches followed at once without a token "
+                        "from one address")  # fmt: skip
+        try:
+            async for response in self._follow(context, request):
+                yield response
+        finally:
+            if anonymous:
+                self.guard.unfollow(address)
+
+    async def _follow(
+        self, context: grpc.aio.ServicerContext, request: arena_pb2.FollowMatchRequest
+    ) -> AsyncIterator[arena_pb2.FollowMatchResponse]:
         await self._match(context, request.match_id)
         stream = keys.events(request.match_id)
         last: Any = b"0-0"

@@ -15,7 +15,7 @@ import json
 import time
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import Any, Final
 
 import redis
 
@@ -43,6 +43,8 @@ class Priority(StrEnum):
 
 
 PRIORITIES = (Priority.REQUESTED, Priority.LADDER)
+LADDER_EVERY: Final = 4
+"""One claim in this many reads the ladder's queue first (``MatchQueue.claim``)."""
 
 
 class DuplicateMatchError(Exception):
@@ -184,6 +186,7 @@ class MatchQueue:
     def __init__(self, client: redis.Redis, *, lease_ms: int = 15_000) -> None:
         self.r = client
         self.lease_ms = lease_ms
+        self._claims = 0
         self._enqueue = client.register_script(_ENQUEUE)
         self._complete = client.register_script(_COMPLETE)
         self._renew = client.register_script(_RENEW)
@@ -212,8 +215,12 @@ class MatchQueue:
             raise DuplicateMatchError(f"match {match.match_id!r} already exists")
 
     def claim(self, worker: str, block_ms: int | None = None) -> Claim | None:
-        """The next queued match, higher priority first, leased to ``worker``; None if none came."""
-        for p in PRIORITIES:
+        """The next queued match, higher priority first, leased to ``worker``; None if none came. Every
+        ``LADDER_EVERY``-th claim looks at the ladder first, so owners' requests cannot starve the ladder:
+        with both queues full it still gets a share of the workers."""
+        self._claims += 1
+        order = PRIORITIES if self._claims % LADDER_EVERY else tuple(reversed(PRIORITIES))
+        for p in order:
             claim = self._read(worker, {keys.queue(p): ">"}, None)
             if claim is not None:
                 return claim

@@ -1,4 +1,6 @@
-"""Per-token rate limits, kept in Redis so that they hold across gateway replicas.
+"""Rate limits per bot and per owner (not per token: rotating a token must not reset them), kept in Redis
+so that they hold across gateway replicas; and, per client address in one gateway's memory, the callers
+that have no identity to count by (``AddressGuard``).
 
 A fixed window per (kind, token hash), aligned on Redis's own clock (``TIME`` inside the script, so
 gateways with skewed clocks agree on the window): the first call of a window creates its counter,
@@ -80,12 +82,64 @@ class RateLimiter:
     def from_limits(cls, client: redis.Redis, limits: RateLimits) -> RateLimiter:
         return cls(client, limits.per_kind(), limits.window_s)
 
-    def check(self, kind: str, token_sha256: str) -> float | None:
-        """Count one call; None when it is within the limit, else the whole seconds (at least 1) until
-        the window ends and calls are accepted again."""
+    def check(self, kind: str, subject: str) -> float | None:
+        """Count one call of ``subject`` (``bot:NAME``, ``owner:NAME``); None when it is within the limit,
+        else the whole seconds (at least 1) until the window ends and calls are accepted again."""
         limit = self.limits.get(kind)
         if not limit:
             return None
         window_ms = max(1, round(self.window_s * 1000))
-        wait_ms = int(self._hit(keys=[keys.rate(kind, token_sha256)], args=[window_ms, limit]))
+        wait_ms = int(self._hit(keys=[keys.rate(kind, subject)], args=[window_ms, limit]))
         return None if wait_ms < 0 else float(max(1, math.ceil(wait_ms / 1000)))
+
+
+def client_address(peer: str) -> str:
+    """The client's address without its port (``ipv4:1.2.3.4:5678``, ``ipv6:[::1]:5678``): one client's
+    connections count together."""
+    return peer.rpartition(":")[0] or peer
+
+
+class AddressGuard:
+    """Per client address, in this gateway's memory (no Redis command is spent on them): calls with a token
+    that is nobody's (past ``unknown_per_window`` in a window, the address's calls with a token are refused
+    before any look-up until the window ends), and anonymous FollowMatch streams open at once."""
+
+    def __init__(self, unknown_per_window: int = 60, window_s: float = 60.0, anonymous_follows: int = 16) -> None:
+        self.unknown_per_window = unknown_per_window
+        self.window_s = window_s
+        self.anonymous_follows = anonymous_follows
+        self._unknown: dict[str, tuple[float, int]] = {}  # address -> (window start, count)
+        self._follows: dict[str, int] = {}
+
+    def blocked(self, address: str, now: float) -> float | None:
+        """Seconds until the address may try tokens again, or None."""
+        start, count = self._unknown.get(address, (now, 0))
+        if now - start >= self.window_s:
+            self._unknown.pop(address, None)
+            return None
+        return max(1.0, math.ceil(start + self.window_s - now)) if count >= self.unknown_per_window else None
+
+    def unknown(self, address: str, now: float) -> None:
+        """One call with a token that is nobody's."""
+        start, count = self._unknown.get(address, (now, 0))
+        if now - start >= self.window_s:
+            start, count = now, 0
+        self._unknown[address] = (start, count + 1)
+        if len(self._unknown) > 100_000:  # many addresses: forget those whose window is over
+            self._unknown = {a: v for a, v in self._unknown.items() if now - v[0] < self.window_s}
+
+    def follow(self, address: str) -> bool:
+        """Take a slot for an anonymous FollowMatch stream (False: the address has its fill); ``unfollow``
+        gives it back."""
+        n = self._follows.get(address, 0)
+        if n >= self.anonymous_follows:
+            return False
+        self._follows[address] = n + 1
+        return True
+
+    def unfollow(self, address: str) -> None:
+        n = self._follows.get(address, 0) - 1
+        if n > 0:
+            self._follows[address] = n
+        else:
+            self._follows.pop(address, None)

@@ -34,6 +34,7 @@ from google.protobuf.message import DecodeError  # type: ignore[import-untyped]
 from arena import keys, metrics
 from arena.redis_client import TROUBLE, trouble
 from arena.service.cancel import cancel_and_wait
+from arena.service.ratelimit import client_address
 from arena.service.registry import Registry
 from referee.wire import bot_pb2
 from referee.wire.contract import MAX_BATCH, MAX_MESSAGE_BYTES, NO_BATCHES, TOO_LONG, abort, bearer
@@ -79,7 +80,7 @@ _FINAL_CODES: Final = frozenset(
 """A worker's answers that another attempt would get again: passed on to the bot, the stream ends."""
 
 Limiter = Callable[[str, grpc.aio.ServicerContext], Awaitable[None]]
-"""Aborts the call (RESOURCE_EXHAUSTED) when the token opened too many streams lately."""
+"""Aborts the call (RESOURCE_EXHAUSTED) when the bot (by name) opened too many streams lately."""
 
 
 class _RefusedError(Exception):
@@ -185,7 +186,7 @@ class PlayRelay:
         # stream reset under its write; grpc/grpc#36066) instead of UNAUTHENTICATED. An unknown token waits the
         # same way (the referee's ``refuse_stream``), but not as long as a bot's; and a stream beyond the caps
         # on streams still waiting for their Hello (per client address, per gateway) is refused at once.
-        client = _client_address(context.peer())
+        client = client_address(context.peer())
         crowded = (self.waiting_total >= MAX_WAITING_HELLO
                    or self.waiting.get(client, 0) >= MAX_WAITING_HELLO_PER_CLIENT)  # fmt: skip
         wait = HELLO_CROWDED_S if crowded else HELLO_TIMEOUT_S if bot is not None else HELLO_UNKNOWN_S
@@ -230,7 +231,7 @@ class PlayRelay:
             reason = bot.disabled_reason or "-"
             await abort(context, grpc.StatusCode.PERMISSION_DENIED, f"bot {bot.name} is disabled: {reason}")
         if self.limiter is not None:
-            await self.limiter(bot.token_sha256, context)
+            await self.limiter(bot.name, context)
         match_ids = list(dict.fromkeys(hello.match_ids))
         if not match_ids:
             await abort(
@@ -446,12 +447,6 @@ class PlayRelay:
 _ENDED: Final = "ended"
 _BROKE: Final = "broke"
 _FAILED: Final = "failed"
-
-
-def _client_address(peer: str) -> str:
-    """The client's address without its port (``ipv4:1.2.3.4:5678``, ``ipv6:[::1]:5678``): one client's
-    connections count together."""
-    return peer.rpartition(":")[0] or peer
 
 
 def _hello(message: bytes) -> bot_pb2.Hello | None:
