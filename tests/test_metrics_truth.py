@@ -200,7 +200,8 @@ def test_arena_serve_exports_each_process_own_families_and_they_move(
     gateway = f"127.0.0.1:{free_port()}"
     token = "arena_admin_" + secrets.token_urlsafe(32)
     procs.append(start("serve", "--data", str(tmp_path / "arena"), "--listen", gateway, "--workers", "2",
-                       "--metrics-port", str(base), "--admin-token", token, log=tmp_path / "serve.log"))  # fmt: skip
+                       "--metrics-port", str(base), "--admin-token", token, "--no-ladder",  # the two matches below only
+                       log=tmp_path / "serve.log"))  # fmt: skip
     ports = {"gateway": base, "worker-0": base + 1, "worker-1": base + 2}
     for name, port in ports.items():
         wait_until(healthy(port), 60, f"{name}'s /healthz")
