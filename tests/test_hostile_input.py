@@ -444,6 +444,9 @@ def test_match_request_wait_exits_1_for_an_aborted_match(
         def describe(self, _: str) -> Any:
             return self.record
 
+        def list_bots(self, _: str) -> list[Any]:  # both online: no warning beside the error line
+            return [arena_pb2.BotRecord(name=n, online=True) for n in ("a", "b")]
+
     monkeypatch.setattr("arena.cli.matches.client", lambda *_: Fake())
     for json_flag in ([], ["--json"]):
         assert main(["match", "request", "a", "b", "--game", "shanghaien", "--wait", *json_flag]) == 1

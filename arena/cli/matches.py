@@ -72,7 +72,12 @@ def _warn_offline(c: Any, game_id: str, bots: list[str], match_id: str) -> None:
     """Say at once, on stderr, which seated bots have no session: the match was queued all the same (a
     bot may be about to connect) and aborts unless each joins within the join timeout, which a person
     otherwise learns only from the aborted result half a minute later."""
-    online = {b.name for b in c.list_bots(game_id) if b.online}
+    from arena.service.client import ArenaError
+
+    try:
+        online = {b.name for b in c.list_bots(game_id) if b.online}
+    except ArenaError:  # the match is queued: a listing that fails changes nothing of that
+        return
     offline = sorted({name for name in bots if name not in online})
     if offline:
         seconds = games.get(game_id).time_control.join_timeout_ms / 1000
