@@ -207,6 +207,9 @@ class ArenaBotRunner:
             return await client.run()
         except (AuthenticationError, SessionRefusedError) as e:  # not ours (any more), or over
             self.log.info("referee refused the stream", referee=key, reason=str(e))
+            if key.startswith("match:"):  # that match will not end here: a drain does not wait for it
+                self._where.pop(key.removeprefix("match:"), None)
+                self._stop_if_drained()
             return []
         finally:
             if self._clients.get(key, (None,))[0] is client:

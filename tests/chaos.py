@@ -80,6 +80,7 @@ class KillReport:
     forfeit_lines: dict[str, list[str]] = field(default_factory=dict)  # the lines around each forfeit
     told_wrong: list[str] = field(default_factory=list)  # "bot match": told a result other than the record
     untold: list[str] = field(default_factory=list)  # "bot match": never told the result of a finished match
+    stuck_bots: list[str] = field(default_factory=list)  # bot processes that did not exit on SIGTERM
 
     def summary(self) -> str:
         waits = sorted(self.kill_to_move_s)
@@ -211,9 +212,14 @@ async def kill_run(
                 while _unfinished(r, ids) and time.monotonic() < stop_at:
                     await asyncio.sleep(0.2)
                 _read_back(r, ids, report, folder)
-                for b in bots:
+                for b in bots:  # SIGTERM: a bot drains (plays its running matches out), then exits
                     b.terminate()
-                    b.wait(30)
+                for name, b in zip(BOTS, bots, strict=True):
+                    try:
+                        b.wait(45)
+                    except subprocess.TimeoutExpired:
+                        report.stuck_bots.append(name)
+                        b.kill()
                 _read_told(r, report, arena.logs)
             finally:
                 for b in bots:

@@ -1,6 +1,7 @@
-"""Play streams on the gateway that never send their Hello: capped per client address and per gateway,
-and held only briefly without a bot's token. Before, each was held 30 s with no cap: 10,000 from one
-client in 12 s took the gateway from 64 to 313 MB (its deployed limit is 512 MiB)."""
+"""The gateway's relay at its edges. Play streams that never send their Hello: capped per client address
+and per gateway, and held only briefly without a bot's token. Before, each was held 30 s with no cap: 10,000 from one
+client in 12 s took the gateway from 64 to 313 MB (its deployed limit is 512 MiB).
+A stream naming a finished match: told its recorded result."""
 
 from __future__ import annotations
 
@@ -57,6 +58,48 @@ def test_streams_that_never_say_hello_are_capped_per_client_and_short_lived_with
                                                  *(_silent(channel, "no-such-token") for _ in range(3)))  # fmt: skip
                 for code, held in anonymous:
                     assert code == "UNAUTHENTICATED" and held < relay.HELLO_TIMEOUT_S / 2, anonymous
+            admin.close()
+
+    asyncio.run(main())
+
+
+def test_a_stream_naming_a_finished_match_is_told_its_recorded_result(redis_url: str, tmp_path: Path) -> None:
+    """A bot whose worker died between recording the result and telling it, or that comes back after the
+    end, gets MatchStarted and MatchEnded from the recorded result and the stream ends OK. Before, it was
+    refused FAILED_PRECONDITION and never learnt how its match ended (and a draining bot waited for it)."""
+    from arena.local.arena import LocalArena as Arena
+    from referee.wire import bot_pb2
+    from tests.test_service import QUICK_JOIN, SlowRandom, finished, run_bots
+
+    async def main() -> None:
+        async with Arena(tmp_path, workers=1, redis_url=redis_url) as arena:
+            admin = ArenaClient(arena.gateway, arena.admin_token)
+            tokens = await register(admin, "alpha", "beta")
+            runners = run_bots({"alpha": SlowRandom(0, 1), "beta": SlowRandom(0, 2)}, tokens, arena.gateway)
+            match_id, _ = await asyncio.to_thread(
+                admin.request_match, "shanghaien", ["alpha", "beta"], time_control=QUICK_JOIN
+            )
+            record = (await finished(admin, [match_id], 120))[match_id]
+            for runner in runners:
+                runner.stop()
+            hello = bot_pb2.PlayRequest(hello=bot_pb2.Hello(bot_name="alpha", bot_version="1", match_ids=[match_id]))
+
+            async def requests() -> Any:
+                yield hello
+
+            async with grpc.aio.insecure_channel(arena.gateway) as channel:
+                stub = channel.stream_stream(
+                    relay.PLAY, request_serializer=bot_pb2.PlayRequest.SerializeToString,
+                    response_deserializer=bot_pb2.PlayResponse.FromString,
+                )  # fmt: skip
+                call = stub(requests(), metadata=(("authorization", f"Bearer {tokens['alpha']}"),))
+                got = [m async for m in call]
+                assert await call.code() == grpc.StatusCode.OK
+            assert [m.WhichOneof("message") for m in got] == ["welcome", "match_started", "match_ended"]
+            ended = got[2].match_ended.result
+            assert ended.match_id == match_id
+            assert [s.score for s in ended.seats] == [s.score for s in record.result.seats]
+            assert got[1].match_started.seat == 0 and list(got[1].match_started.bot_names) == ["alpha", "beta"]
             admin.close()
 
     asyncio.run(main())

@@ -18,7 +18,7 @@ import pytest
 
 from tests.chaos import KillReport, kill_run
 
-MATCHES = 16
+MATCHES = 20
 KILLS = 8
 
 
@@ -32,13 +32,14 @@ def check(report: KillReport, faults: int = KILLS // 2) -> None:
     assert report.unverified == {}, summary
     assert report.told_wrong == [], summary
     assert report.untold == [], summary
+    assert report.stuck_bots == [], summary  # SIGTERM: every bot drained and exited
     assert set(report.end_reasons.values()) == {"completed"}, summary
 
 
 @pytest.mark.parametrize("direct", [False, True], ids=["relayed", "direct"])
 def test_workers_killed_again_and_again_cost_no_bot_its_match(direct: bool, redis_url: str, tmp_path: Path) -> None:
     report = asyncio.run(
-        kill_run(matches=MATCHES, kills=KILLS, capacity=4, bot_delay=0.02, direct=direct, seed=7,
+        kill_run(matches=MATCHES, kills=KILLS, capacity=3, bot_delay=0.02, direct=direct, seed=7,
                  data_dir=tmp_path, redis_url=redis_url, timeout_s=300)
     )  # fmt: skip
     print(report.summary())

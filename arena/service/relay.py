@@ -34,12 +34,22 @@ from google.protobuf.message import DecodeError  # type: ignore[import-untyped]
 from arena import keys, metrics
 from arena.redis_client import TROUBLE, trouble
 from arena.service.cancel import cancel_and_wait
+from arena.service.queue import QueuedMatch
 from arena.service.ratelimit import client_address
 from arena.service.registry import Registry
 from referee.wire import bot_pb2
-from referee.wire.contract import MAX_BATCH, MAX_MESSAGE_BYTES, NO_BATCHES, TOO_LONG, abort, bearer
+from referee.wire.contract import (
+    MAX_BATCH,
+    MAX_MESSAGE_BYTES,
+    NO_BATCHES,
+    TOO_LONG,
+    abort,
+    bearer,
+    control_to_proto,
+    result_to_proto,
+)
 from referee.wire.tls import ClientTls, aio_channel
-from referee.wire.values import MatchStatus, bot_text_error
+from referee.wire.values import MatchResult, MatchStatus, bot_text_error
 
 log = structlog.get_logger("arena.service.relay")
 
@@ -97,6 +107,7 @@ class _Link:
     match_id: str
     hello: bytes
     log: Any
+    bot: str
     call: Any = None
     ready: asyncio.Event = field(default_factory=asyncio.Event)
     attached: bool = False  # it has had a live stream to a worker
@@ -246,7 +257,7 @@ class PlayRelay:
                 await abort(context, *refusal)
         session_id = "r" + secrets.token_hex(6)
         slog = log.bind(bot=bot.name, session_id=session_id)
-        links = {m: _Link(m, _upstream_hello(hello, m), slog) for m in match_ids}
+        links = {m: _Link(m, _upstream_hello(hello, m), slog, bot.name) for m in match_ids}
         for link in links.values():
             self.links.setdefault(link.match_id, set()).add(link)
         writing = asyncio.Lock()
@@ -295,9 +306,7 @@ class PlayRelay:
             return grpc.StatusCode.NOT_FOUND, f"no match {match_id!r}"
         if bot_name not in _bot_names(keys.text(spec)):
             return grpc.StatusCode.PERMISSION_DENIED, f"bot {bot_name} has no seat in {match_id}"
-        if keys.text(status) == MatchStatus.FINISHED:
-            return grpc.StatusCode.FAILED_PRECONDITION, f"match {match_id} has finished (GetTranscript has it)"
-        return None
+        return None  # a finished match too: the bot is told its result (``_told_the_end``)
 
     def _where(self, match_id: str) -> tuple[str, str]:
         """The match's status and the internal address of the worker running it."""
@@ -352,10 +361,9 @@ class PlayRelay:
             if lost and address != lost:  # the match moved on: the lost worker's channel goes once unused
                 self._forget(lost)
                 lost = ""
-            if status == MatchStatus.FINISHED and link.attached:
+            if status == MatchStatus.FINISHED:  # and the bot has no MatchEnded from a worker on this stream
+                await self._tell_the_end(link, context, writing, self_only)
                 return
-            if status == MatchStatus.FINISHED:
-                raise _RefusedError(grpc.StatusCode.FAILED_PRECONDITION, f"match {link.match_id} has finished")
             not_before, backoff = redial.get(address, (0.0, REDIAL_MIN_S))
             if status == MatchStatus.RUNNING and address and time.monotonic() >= not_before:
                 outcome, error = await self._attempt(link, address, metadata, context, writing, self_only)
@@ -379,6 +387,39 @@ class PlayRelay:
                 )
             await asyncio.sleep(poll * random.uniform(0.5, 1.0))
             poll = min(POLL_MAX_S, poll * 2)
+
+    async def _tell_the_end(
+        self, link: _Link, context: grpc.aio.ServicerContext, writing: asyncio.Lock, self_only: bool
+    ) -> None:
+        """The recorded result of a finished match, as a worker would send it (MatchStarted, then MatchEnded
+        for each of the bot's seats): a bot whose worker died between recording the result and telling it,
+        or that comes back after the end, still learns how its match ended."""
+        messages = await asyncio.to_thread(self._ended_messages, link.match_id, link.bot)
+        if self_only:
+            for message in messages:
+                await context.write(message)
+            return
+        async with writing:
+            for message in messages:
+                await context.write(message)
+
+    def _ended_messages(self, match_id: str, bot_name: str) -> list[bytes]:
+        spec_json, result_json = self.r.hmget(keys.match(match_id), "spec", "result")
+        if spec_json is None or result_json is None:
+            return []
+        spec = QueuedMatch.from_json(spec_json)
+        result = result_to_proto(MatchResult.from_dict(json.loads(result_json)))
+        out = []
+        for seat, name in enumerate(spec.bot_names):
+            if name != bot_name:
+                continue
+            started = bot_pb2.MatchStarted(
+                match_id=match_id, game_id=spec.game_id, seat=seat, bot_names=list(spec.bot_names),
+                time_control=control_to_proto(spec.time_control), seed_sha256=spec.seed_sha256, rated=spec.rated,
+            )  # fmt: skip
+            out.append(bot_pb2.PlayResponse(match_started=started).SerializeToString())
+            out.append(bot_pb2.PlayResponse(match_ended=bot_pb2.MatchEnded(result=result)).SerializeToString())
+        return out
 
     async def _attempt(
         self, link: _Link, address: str, metadata: tuple[tuple[str, str], ...], context: grpc.aio.ServicerContext,

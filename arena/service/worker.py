@@ -40,7 +40,7 @@ from referee.match import Match
 from referee.server import MOVED, Referee, start_server
 from referee.spec import MatchSpec, SeatSpec
 from referee.wire.tls import ServerTls
-from referee.wire.values import MatchResult
+from referee.wire.values import EndReason, MatchResult
 
 log = structlog.get_logger("arena.service.worker")
 
@@ -49,6 +49,7 @@ UNKNOWN_TOKEN: Final = "0" * 64  # a seat whose bot is gone: nobody can join it,
 WORKER_TTL_S: Final = 15
 REVALIDATE_S: Final = 1.0
 RECLAIM_EVERY_S: Final = 0.2  # how often a worker looks for expired leases
+DECIDED_WITHIN_S: Final = 5.0  # a match replayed to its recorded end is decided at once; this is slack
 TAKEOVER_ROOM: Final = 2  # a worker takes matches over up to this many times its capacity
 ASSIGNMENTS_MAXLEN: Final = 100_000  # gateways read it as it comes; this is slack for a slow one
 _REDIS_DOWN = TROUBLE  # down, or refusing writes: retried with back-off
@@ -350,9 +351,8 @@ class Worker:
             log_entries: list[tuple[str, str]] = await self._redis("events", self.store.events, mid)
             lines = [line for _, line in log_entries]
             if lines and transcript.is_footer(lines[-1]):
-                # The last worker finished the match but died before recording it.
-                result = result_from_lines(lines, spec.rated)
-                await self._complete(claim, result, lines, spec, mlog)
+                # The last worker finished the match but died before recording it (or before telling it).
+                await self._finish_recorded(claim, spec, lines, mlog)
                 return
             match = self.referee.start_match(spec, resume_from=lines or None)
             if lines:
@@ -384,6 +384,32 @@ class Worker:
         except Exception:
             mlog.exception("match failed on this worker; its lease will run out and another worker resumes it")
             raise
+
+    async def _finish_recorded(self, claim: Claim, spec: MatchSpec, lines: list[str], mlog: Any) -> None:
+        """A match whose log ends with its footer: the result is the footer's. Unless it was aborted (no
+        play), the match is also replayed here up to its end and announced, so that its bots, waiting on a
+        worker that died before telling them, are told as they reconnect (MatchStarted, MatchEnded)."""
+        mid = claim.match_id
+        result = result_from_lines(lines, spec.rated)
+        tell = result["end_reason"] != EndReason.ABORTED.value
+        if tell:
+            self.referee.start_match(spec, resume_from=lines[:-1])  # decided at once: no new line is logged
+            try:
+                await self._redis("announce", self._announce, claim, spec)
+            except LeaseLostError:
+                self._lose(mid, "announce refused")
+                self.referee.abandon(mid, MOVED)
+                return
+            task = self.referee.tasks[mid]
+            await asyncio.wait([task], timeout=DECIDED_WITHIN_S)
+            if not task.done():  # not decided by its position after all: recorded, but nobody is told here
+                task.cancel()
+                tell = False
+        if await self._complete(claim, result, lines, spec, mlog):
+            if tell:
+                self.referee.announce(mid)
+        elif tell:
+            self.referee.abandon(mid, MOVED)
 
     async def _complete(
         self, claim: Claim, result: dict[str, Any], lines: Sequence[str], spec: MatchSpec, mlog: Any
