@@ -2,8 +2,8 @@
 
     arena local                                   # the main job: a local arena with the reference bots
     arena demo | play | tournament                # one printed engine match; local matches, no Redis
-    arena bot run|check|register|list|rotate-token|disable|enable
-    arena owner create|list|rotate
+    arena bot run|check|register|list|rotate-token|disable|enable|retire|add-game
+    arena owner create|list|set-max-bots|rotate
     arena match request|list|watch                # (``arena matches`` is an alias)
     arena transcript show|verify|get|html
     arena ladder show|history|h2h|rebuild|run
