@@ -27,6 +27,7 @@ from typing import Any
 import redis
 
 from arena import keys
+from arena.ladder.runner import LadderRunner
 from arena.local.arena import LocalArena, WorkerProcess, arena_command
 from arena.service.client import ArenaClient
 from referee import transcript as transcripts
@@ -81,6 +82,8 @@ class KillReport:
     told_wrong: list[str] = field(default_factory=list)  # "bot match": told a result other than the record
     untold: list[str] = field(default_factory=list)  # "bot match": never told the result of a finished match
     stuck_bots: list[str] = field(default_factory=list)  # bot processes that did not exit on SIGTERM
+    ladder_games: int = 0  # seat results the ladder applied (2 a finished match)
+    ladder_equals_rebuild: bool | None = None  # the ratings applied as results came == a rebuild from them
 
     def summary(self) -> str:
         waits = sorted(self.kill_to_move_s)
@@ -91,7 +94,8 @@ class KillReport:
             f"({again} matches taken over more than once): finished {self.finished}, "
             f"forfeited {len(self.forfeited)}, lost {len(self.lost)}, doubled {len(self.doubled)}, "
             f"unverified {len(self.unverified)}, bots told a wrong result {len(self.told_wrong)}, "
-            f"bots never told {len(self.untold)}; kill -> next move: median {median:.2f} s, "
+            f"bots never told {len(self.untold)}, ladder games {self.ladder_games} "
+            f"(= rebuild: {self.ladder_equals_rebuild}); kill -> next move: median {median:.2f} s, "
             f"max {max(waits, default=float('nan')):.2f} s over {len(waits)}"
         )
 
@@ -175,6 +179,8 @@ async def kill_run(
                 for i, name in enumerate(BOTS)
             ]
             r: Any = redis.Redis.from_url(arena.redis_url)
+            ladder = LadderRunner(arena.redis_url, schedule=False)  # applies the rated results as they come
+            threads = ladder.start()
             try:
                 deadline = time.monotonic() + 60
                 while sum(b.online for b in await asyncio.to_thread(admin.list_bots)) < len(BOTS):
@@ -184,7 +190,7 @@ async def kill_run(
                 ids = []
                 for i in range(matches):
                     seats = list(BOTS) if i % 2 == 0 else list(reversed(BOTS))
-                    mid, _ = await asyncio.to_thread(admin.request_match, "shanghaien", seats)
+                    mid, _ = await asyncio.to_thread(admin.request_match, "shanghaien", seats, rated=True)
                     ids.append(mid)
                 stop_at = time.monotonic() + timeout_s
                 while len(report.kills) < kills and _unfinished(r, ids) and time.monotonic() < stop_at:
@@ -212,6 +218,7 @@ async def kill_run(
                 while _unfinished(r, ids) and time.monotonic() < stop_at:
                     await asyncio.sleep(0.2)
                 _read_back(r, ids, report, folder)
+                await _ladder_check(ladder, report)
                 for b in bots:  # SIGTERM: a bot drains (plays its running matches out), then exits
                     b.terminate()
                 for name, b in zip(BOTS, bots, strict=True):
@@ -222,6 +229,7 @@ async def kill_run(
                         b.kill()
                 _read_told(r, report, arena.logs)
             finally:
+                ladder.stop(threads)
                 for b in bots:
                     b.terminate()
                 for b in bots:
@@ -273,6 +281,19 @@ def _read_back(r: Any, ids: list[str], report: KillReport, folder: Path) -> None
             moved = _next_seat_ply(r, mid, kill.at, lines_of=report)
             if moved is not None:
                 report.kill_to_move_s.append(moved - kill.at)
+
+
+async def _ladder_check(ladder: LadderRunner, report: KillReport) -> None:
+    """Every finished match rated once, and the ratings equal a rebuild from the stored results."""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        report.ladder_games = sum(s.row.games for s in ladder.ladder.leaderboard("shanghaien"))
+        if report.ladder_games >= 2 * report.finished:
+            break
+        await asyncio.sleep(0.2)
+    before = ladder.ladder.snapshot("shanghaien")
+    ladder.ladder.rebuild("shanghaien")
+    report.ladder_equals_rebuild = ladder.ladder.snapshot("shanghaien") == before
 
 
 def _read_told(r: Any, report: KillReport, logs: Path) -> None:

@@ -3,7 +3,8 @@ processes: the gateway, a worker process, bots through their sessions. Before, t
 heartbeat loops died on the first OOM error while the process stayed up (matches stuck ``running``, new
 ones never claimed) and clients got ``UNKNOWN: Unexpected <class 'redis.exceptions.OutOfMemoryError'>``.
 Now every loop rides it out with back-off, calls get UNAVAILABLE saying the database is full, and the
-matches go on and finish once writes are accepted again."""
+matches go on and finish once writes are accepted again; the ladder (its consuming thread alive through
+it) applies each result once, as a rebuild from the stored results does."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import pytest
 import redis
 
 from arena import keys
+from arena.ladder.runner import LadderRunner
 from arena.local.arena import LocalArena
 from arena.service.client import ArenaClient, ArenaError
 from referee import transcript as transcripts
@@ -28,7 +30,9 @@ def test_redis_out_of_memory_for_a_while_loses_nothing_and_says_unavailable(redi
             admin = ArenaClient(arena.gateway, arena.admin_token)
             tokens = await register(admin, "alpha", "beta")
             runners = run_bots({"alpha": SlowRandom(0.02, 1), "beta": SlowRandom(0.02, 2)}, tokens, arena.gateway)
-            ids = [(await call(admin.request_match, "shanghaien", ["alpha", "beta"]))[0] for _ in range(2)]
+            ladder = LadderRunner(arena.redis_url, schedule=False)  # its threads live through the refusals too
+            threads = ladder.start()
+            ids = [(await call(admin.request_match, "shanghaien", ["alpha", "beta"], rated=True))[0] for _ in range(2)]
 
             async def under_way() -> bool:
                 return all(int(r.xlen(keys.events(m))) > 20 for m in ids)
@@ -43,7 +47,8 @@ def test_redis_out_of_memory_for_a_while_loses_nothing_and_says_unavailable(redi
                 await asyncio.sleep(4)  # past the worker's heartbeat and lease renewals
             finally:
                 r.config_set("maxmemory", 0)
-            ids.append((await call(admin.request_match, "shanghaien", ["alpha", "beta"]))[0])  # claimed after
+            after, _ = await call(admin.request_match, "shanghaien", ["alpha", "beta"], rated=True)
+            ids.append(after)  # claimed once writes are accepted again
             done = await finished(admin, ids, 120)
             assert {m.result.end_reason for m in done.values()} == {1}  # completed, no forfeit
             assert int(r.xlen(keys.results())) == 3
@@ -54,6 +59,15 @@ def test_redis_out_of_memory_for_a_while_loses_nothing_and_says_unavailable(redi
                 path = tmp_path / f"{match_id}.jsonl"
                 path.write_text(text)
                 assert transcripts.verify(path) is None
+
+            async def rated() -> bool:
+                return sum(s.row.games for s in ladder.ladder.leaderboard("shanghaien")) == 6
+
+            await wait_for(rated, 30, "the ladder to apply the three results")
+            before = ladder.ladder.snapshot("shanghaien")
+            ladder.ladder.rebuild("shanghaien")
+            assert ladder.ladder.snapshot("shanghaien") == before  # each result applied once, as a rebuild does
+            ladder.stop(threads)
             for runner in runners:
                 runner.stop()
             admin.close()

@@ -34,6 +34,7 @@ def check(report: KillReport, faults: int = KILLS // 2) -> None:
     assert report.untold == [], summary
     assert report.stuck_bots == [], summary  # SIGTERM: every bot drained and exited
     assert set(report.end_reasons.values()) == {"completed"}, summary
+    assert report.ladder_games == 2 * report.finished and report.ladder_equals_rebuild, summary  # rated once
 
 
 @pytest.mark.parametrize("direct", [False, True], ids=["relayed", "direct"])
