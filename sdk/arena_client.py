@@ -26,11 +26,12 @@ from referee.wire import arena_pb2, arena_pb2_grpc
 from referee.wire.contract import bearer_metadata
 from referee.wire.tls import ClientTls, aio_channel, tls_advice
 from sdk.bot import Bot, MatchOutcome
-from sdk.client import SDK_VERSION, AuthenticationError, BotClient, SessionRefusedError, check_bot
+from sdk.client import SDK_VERSION, AuthenticationError, BotClient, SessionRefusedError, check_bot, outcome_of
 
 log = structlog.get_logger("sdk.arena")
 
 RELEASE_AFTER_S = 3.0
+SETTLE_EVERY_S = 3.0
 TLS_ATTEMPTS = 3
 """Sessions in a row refused for the client's TLS settings (the arena's CA not trusted, a name not on its
 certificate, plaintext to a TLS port) after which ``run`` gives up: only a change of settings heals that."""
@@ -98,6 +99,7 @@ class ArenaBotRunner:
     async def run(self) -> list[MatchOutcome]:
         stopper = asyncio.create_task(self._stop.wait())
         drainer = asyncio.create_task(self._draining.wait())
+        settler = asyncio.create_task(self._settle_unreachable())
         backoff = 0.1
         tls_failures = 0  # in a row
         try:
@@ -134,6 +136,7 @@ class ArenaBotRunner:
         finally:
             stopper.cancel()
             drainer.cancel()
+            settler.cancel()
             for client, task in self._clients.values():
                 client.stop()
                 task.cancel()
@@ -142,6 +145,41 @@ class ArenaBotRunner:
                 await self._gateway_channel.close()
                 self._gateway_channel = None
         return self.outcomes
+
+    async def _settle_unreachable(self) -> None:
+        """Bots that dial workers: a match whose worker is unreachable may have ended there, recorded but
+        not told (its worker died between the two; no other worker takes a recorded match over). Every
+        ``SETTLE_EVERY_S`` such matches are looked up on the gateway, and one that finished ends here with
+        its recorded result. (Through the gateway, the gateway does this itself.)"""
+        channel: grpc.aio.Channel | None = None
+        try:
+            while True:
+                await asyncio.sleep(SETTLE_EVERY_S)
+                waiting = [m for m, where in self._where.items() if not where.startswith("match:")
+                           and not (where in self._clients and self._clients[where][0].connected.is_set())]  # fmt: skip
+                if not waiting or not self.bot_name:
+                    continue
+                channel = channel or aio_channel(self.gateway, self.tls)
+                stub = arena_pb2_grpc.ArenaServiceStub(channel)  # type: ignore[no-untyped-call]
+                for match_id in waiting:
+                    try:
+                        reply = await stub.DescribeMatch(
+                            arena_pb2.DescribeMatchRequest(match_id=match_id), metadata=bearer_metadata(self.token),
+                            timeout=10,
+                        )  # fmt: skip
+                    except grpc.aio.AioRpcError:
+                        continue
+                    m = reply.match
+                    if m.state != arena_pb2.MATCH_STATE_FINISHED or not m.HasField("result"):
+                        continue
+                    seats = list(m.bot_names)
+                    outcome = outcome_of(m.result, seats.index(self.bot_name) if self.bot_name in seats else 0)
+                    self.log.info("match ended while its worker was away: its recorded result", match_id=match_id)
+                    self.bot.on_match_end(outcome)
+                    self._outcome(outcome)
+        finally:
+            if channel is not None:
+                await channel.close()
 
     async def _tls_problem(self, error: BaseException | None) -> str | None:
         """What is wrong with this runner's TLS for the gateway (``referee.wire.tls.tls_advice``), when a

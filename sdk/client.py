@@ -337,18 +337,7 @@ class BotClient:
             records = e.history
             if not records or records[0].ply <= match.plies:  # a bot in several seats: the message's history
                 match.catch_up(records)  # is that of one seat's channel, and may start past another seat's plies
-            outcome = MatchOutcome(
-                match_id=r.match_id,
-                game_id=r.game_id,
-                seat=match.info.seat,
-                end_reason=str(from_proto_enum(EndReason, r.end_reason) or "unspecified"),
-                seats=tuple(
-                    SeatOutcome(s.seat, s.bot_name, s.score, s.rank, s.status == FORFEITED)
-                    for s in r.seats
-                ),
-                seed=r.seed,
-                plies=r.plies,
-            )
+            outcome = outcome_of(r, match.info.seat)
             self.outcomes.append(outcome)
             if match.task is not None:
                 match.task.cancel()
@@ -356,6 +345,19 @@ class BotClient:
             self.bot.on_match_end(outcome)
             if self.on_outcome is not None:
                 self.on_outcome(outcome)
+
+
+def outcome_of(r: Any, seat: int) -> MatchOutcome:
+    """A seat's outcome from a ``MatchResult`` message (MatchEnded's, or a finished match's record)."""
+    return MatchOutcome(
+        match_id=r.match_id,
+        game_id=r.game_id,
+        seat=seat,
+        end_reason=str(from_proto_enum(EndReason, r.end_reason) or "unspecified"),
+        seats=tuple(SeatOutcome(s.seat, s.bot_name, s.score, s.rank, s.status == FORFEITED) for s in r.seats),
+        seed=r.seed,
+        plies=r.plies,
+    )
 
 
 async def run_bot(bot: Bot, target: str, token: str, **kwargs: Any) -> list[MatchOutcome]:
