@@ -16,6 +16,7 @@ import sys
 import time
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -216,8 +217,11 @@ def test_ladder_rebuild_json(redis_url: str) -> None:
 
 
 def test_local_json(tmp_path: Path) -> None:
-    doc = out("local", "--data", str(tmp_path / "a"), "--matches", "2", "--game", "shanghaien", "--workers", "1",
-              "--seed", "j", "--json", timeout=300)  # fmt: skip
+    done = arena("local", "--data", str(tmp_path / "a"), "--matches", "2", "--game", "shanghaien", "--workers", "1",
+                 "--seed", "j", "--json", timeout=300)  # fmt: skip
+    doc = strict(done.stdout)
+    password = urlsplit((tmp_path / "a" / "redis-url").read_text().strip()).password
+    assert password and password not in done.stderr and ":***@" in done.stderr  # Redis's password is never shown
     assert set(doc) == {"data", "matches", "verified", "transcripts", "problems", "ladders"}
     assert doc["matches"] == doc["verified"] >= 2 and doc["problems"] == []
     (ladder,) = doc["ladders"]

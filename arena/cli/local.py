@@ -40,6 +40,7 @@ async def run_local(args: argparse.Namespace) -> int:
     from arena.ladder.scheduler import SchedulerConfig
     from arena.ladder.service import host_ladder
     from arena.local.arena import LocalArena, start_bot
+    from arena.local.redisproc import shown
     from arena.redis_client import connect
     from arena.service.client import ArenaClient, ArenaError
     from referee import transcript as transcripts
@@ -50,7 +51,8 @@ async def run_local(args: argparse.Namespace) -> int:
     say = errors if args.json else console  # with --json, stdout is the JSON's alone
     say.print(f"local arena in {data} ({args.workers} referee workers)", style="bold")
     async with LocalArena(data, workers=args.workers, log_level="WARNING", gateway_extra=host_ladder) as arena:
-        say.print(f"  Redis {arena.redis_url} (data {data / 'redis'}), gateway {arena.gateway}, logs {arena.logs}")
+        redis_at = shown(arena.redis_url)  # no password on the terminal
+        say.print(f"  Redis {redis_at} (data {data / 'redis'}), gateway {arena.gateway}, logs {arena.logs}")
         admin = ArenaClient(arena.gateway, arena.admin_token)
         bots: list[subprocess.Popen[bytes]] = []
         runner: LadderRunner | None = None
