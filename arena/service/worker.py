@@ -358,11 +358,7 @@ class Worker:
             if lines:
                 metrics.MATCHES_RESUMED.inc()
                 mlog.info("match resumed from its event log", ply=match.ply, lines=len(lines))
-            try:
-                await self._redis("announce", self._announce, claim, spec)
-            except LeaseLostError:
-                self._lose(mid, "announce refused")
-                self.referee.abandon(mid, MOVED)
+            if not await self._announce_held(claim, spec):
                 return
             logger = asyncio.create_task(self._record_events(match, len(lines)))
             lease = asyncio.create_task(self._keep_lease(claim))
@@ -377,10 +373,7 @@ class Worker:
                 lease.cancel()
                 logger.cancel()
             metrics.MATCHES_FINISHED.labels(outcome.end_reason.value).inc()
-            if await self._complete(claim, result_dict(outcome, spec.rated), match.lines, spec, mlog):
-                self.referee.announce(mid)  # recorded: now the bots may hear it
-            else:
-                self.referee.abandon(mid, MOVED)
+            await self._record_and_tell(claim, result_dict(outcome, spec.rated), match.lines, spec, mlog)
         except Exception:
             mlog.exception("match failed on this worker; its lease will run out and another worker resumes it")
             raise
@@ -394,22 +387,35 @@ class Worker:
         tell = result["end_reason"] != EndReason.ABORTED.value
         if tell:
             self.referee.start_match(spec, resume_from=lines[:-1])  # decided at once: no new line is logged
-            try:
-                await self._redis("announce", self._announce, claim, spec)
-            except LeaseLostError:
-                self._lose(mid, "announce refused")
-                self.referee.abandon(mid, MOVED)
+            if not await self._announce_held(claim, spec):
                 return
             task = self.referee.tasks[mid]
             await asyncio.wait([task], timeout=DECIDED_WITHIN_S)
             if not task.done():  # not decided by its position after all: recorded, but nobody is told here
-                task.cancel()
-                tell = False
+                task.cancel()  # (the referee lets the match go: announcing it below does nothing)
+        await self._record_and_tell(claim, result, lines, spec, mlog)
+
+    async def _announce_held(self, claim: Claim, spec: MatchSpec) -> bool:
+        """Announce the match (its bots come here); False, with the match let go, when its lease is not
+        ours any more."""
+        try:
+            await self._redis("announce", self._announce, claim, spec)
+        except LeaseLostError:
+            self._lose(claim.match_id, "announce refused")
+            self.referee.abandon(claim.match_id, MOVED)
+            return False
+        return True
+
+    async def _record_and_tell(
+        self, claim: Claim, result: dict[str, Any], lines: Sequence[str], spec: MatchSpec, mlog: Any
+    ) -> None:
+        """Record the result, and only then let the referee tell the bots; not recorded here (another
+        worker holds the match now), the match is let go and its bots follow it. Both do nothing for a
+        match the referee does not hold."""
         if await self._complete(claim, result, lines, spec, mlog):
-            if tell:
-                self.referee.announce(mid)
-        elif tell:
-            self.referee.abandon(mid, MOVED)
+            self.referee.announce(claim.match_id)
+        else:
+            self.referee.abandon(claim.match_id, MOVED)
 
     async def _complete(
         self, claim: Claim, result: dict[str, Any], lines: Sequence[str], spec: MatchSpec, mlog: Any
