@@ -320,6 +320,15 @@ class Match:
         return match
 
     async def run(self) -> MatchResult:
+        try:
+            return await self._run()
+        finally:  # ended, or called off (cancelled: another worker holds the match now): no timer fires later
+            for s in self.seats:
+                if s.disconnect_timer is not None:
+                    s.disconnect_timer.cancel()
+                    s.disconnect_timer = None
+
+    async def _run(self) -> MatchResult:
         if self.lines:  # resumed: the bots reconnect, or forfeit after the grace period
             for seat, s in enumerate(self.seats):
                 if s.channel is None and not s.forfeited:

@@ -1,5 +1,6 @@
-"""Workers killed again and again (or frozen with SIGSTOP past their lease, ``fault="stop"``) under live
-matches: the harness of ``tests/test_worker_kills.py`` and ``benchmarks/worker_kills.py``.
+"""Workers killed again and again (or frozen with SIGSTOP past their lease, ``fault="stop"``, or cut off
+from Redis by a TCP proxy, ``fault="cut"`` or ``"blackhole"``) under live matches: the harness of
+``tests/test_worker_kills.py`` and ``benchmarks/worker_kills.py``.
 
 Everything is a real process: a redis-server, referee workers (``arena worker``), two bots as their own
 ``arena bot run`` processes connected through their sessions, and the gateway (in the caller's process,
@@ -21,6 +22,7 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +34,7 @@ from arena.local.arena import LocalArena, WorkerProcess, arena_command
 from arena.service.client import ArenaClient
 from referee import transcript as transcripts
 from sdk.bot import Bot, MatchOutcome, Turn
+from tests.tcpproxy import TcpProxy
 
 BOTS: tuple[str, str] = ("chaos-a", "chaos-b")
 
@@ -82,6 +85,12 @@ class KillReport:
     told_wrong: list[str] = field(default_factory=list)  # "bot match": told a result other than the record
     untold: list[str] = field(default_factory=list)  # "bot match": never told the result of a finished match
     stuck_bots: list[str] = field(default_factory=list)  # bot processes that did not exit on SIGTERM
+    # matches a worker forfeited a seat of in its log though the record has no forfeit: refereed on, unrecorded,
+    # by a worker that had lost the match while its bots waited for it elsewhere
+    blind_forfeits: list[str] = field(default_factory=list)
+    # per (fault, match it had): seconds from the fault to the faulted worker letting the match go ("lease
+    # lost" in its log), for matches another worker took over; None where it never did
+    let_go_s: list[float | None] = field(default_factory=list)
     ladder_games: int = 0  # seat results the ladder applied (2 a finished match)
     ladder_equals_rebuild: bool | None = None  # the ratings applied as results came == a rebuild from them
 
@@ -94,7 +103,8 @@ class KillReport:
             f"({again} matches taken over more than once): finished {self.finished}, "
             f"forfeited {len(self.forfeited)}, lost {len(self.lost)}, doubled {len(self.doubled)}, "
             f"unverified {len(self.unverified)}, bots told a wrong result {len(self.told_wrong)}, "
-            f"bots never told {len(self.untold)}, ladder games {self.ladder_games} "
+            f"bots never told {len(self.untold)}, forfeits by workers that lost the match "
+            f"{len(self.blind_forfeits)}, ladder games {self.ladder_games} "
             f"(= rebuild: {self.ladder_equals_rebuild}); kill -> next move: median {median:.2f} s, "
             f"max {max(waits, default=float('nan')):.2f} s over {len(waits)}"
         )
@@ -107,7 +117,10 @@ def start_bot(name: str, token: str, gateway: str, logs: Path, delay: float, see
         stdout=log,
         stderr=subprocess.STDOUT,
         env={
-            **os.environ, "ARENA_BOT_TOKEN": token, "CHAOS_BOT_DELAY": str(delay), "CHAOS_BOT_SEED": str(seed),
+            **os.environ,
+            "ARENA_BOT_TOKEN": token,
+            "CHAOS_BOT_DELAY": str(delay),
+            "CHAOS_BOT_SEED": str(seed),
             "CHAOS_BOT_TOLD": str(logs / f"told-{name}.jsonl"),
         },
     )
@@ -156,6 +169,7 @@ async def kill_run(
     seed: int = 1,
     fault: str = "kill",
     stop_s: float = 4.0,
+    clock_file: Path | None = None,
     timeout_s: float = 600.0,
     data_dir: Path | None = None,
     redis_url: str | None = None,
@@ -164,19 +178,32 @@ async def kill_run(
     """Run ``matches`` Shanghaien matches between two bot processes while killing workers; see the module."""
     rng = random.Random(seed)
     report = KillReport(requested=matches)
+    proxies: dict[int, TcpProxy] = {}  # worker slot -> its link to Redis (faults "cut" and "blackhole")
+
+    def through_proxy(slot: int, url: str) -> str:
+        if slot not in proxies:
+            proxies[slot] = TcpProxy(int(url.rsplit(":", 1)[1].split("/", maxsplit=1)[0])).__enter__()
+        return proxies[slot].url(url)
+
     with tempfile.TemporaryDirectory(prefix="arena-kills-") as tmp:
         folder = data_dir or Path(tmp)
         worker_args = ("--lease-ms", str(lease_ms), "--capacity", str(capacity))
+        linked = through_proxy if fault in ("cut", "blackhole") else None
         async with LocalArena(
-            folder, workers=workers, redis_url=redis_url, worker_args=worker_args, direct=direct, log_level="INFO"
+            folder,
+            workers=workers,
+            redis_url=redis_url,
+            worker_args=worker_args,
+            direct=direct,
+            log_level="INFO",
+            worker_redis=linked,
         ) as arena:
             admin = ArenaClient(arena.gateway, arena.admin_token)
             tokens = {}
             for name in BOTS:
                 _, tokens[name] = await asyncio.to_thread(admin.register_bot, name, "chaos", ["shanghaien"], 64)
             bots = [
-                start_bot(name, tokens[name], arena.gateway, arena.logs, bot_delay, i)
-                for i, name in enumerate(BOTS)
+                start_bot(name, tokens[name], arena.gateway, arena.logs, bot_delay, i) for i, name in enumerate(BOTS)
             ]
             r: Any = redis.Redis.from_url(arena.redis_url)
             ladder = LadderRunner(arena.redis_url, schedule=False)  # applies the rated results as they come
@@ -209,6 +236,17 @@ async def kill_run(
                         report.kills.append(Kill(time.time(), worker_id, on[worker_id]))
                         await asyncio.sleep(stop_s)
                         victim.process.send_signal(signal.SIGCONT)
+                    elif fault == "clock":  # Redis's wall clock jumps forward (libfaketime reads the file)
+                        assert clock_file is not None
+                        clock_file.write_text(f"+{60 * (len(report.kills) + 1)}")
+                        report.kills.append(Kill(time.time(), worker_id, on[worker_id]))
+                        await asyncio.sleep(stop_s)
+                    elif fault in ("cut", "blackhole"):  # alive and running, but its Redis link is down
+                        link = proxies[victim.index]
+                        link.cut() if fault == "cut" else link.blackhole()
+                        report.kills.append(Kill(time.time(), worker_id, on[worker_id]))
+                        await asyncio.sleep(stop_s)
+                        link.heal()
                     else:
                         await asyncio.to_thread(victim.kill)
                         report.kills.append(Kill(time.time(), worker_id, on[worker_id]))
@@ -218,6 +256,8 @@ async def kill_run(
                 while _unfinished(r, ids) and time.monotonic() < stop_at:
                     await asyncio.sleep(0.2)
                 _read_back(r, ids, report, folder)
+                _read_worker_logs(arena.logs, report)
+                _read_let_go(arena.logs, report)
                 await _ladder_check(ladder, report)
                 for b in bots:  # SIGTERM: a bot drains (plays its running matches out), then exits
                     b.terminate()
@@ -229,6 +269,8 @@ async def kill_run(
                         b.kill()
                 _read_told(r, report, arena.logs)
             finally:
+                for proxy in proxies.values():
+                    proxy.__exit__()
                 ladder.stop(threads)
                 for b in bots:
                     b.terminate()
@@ -281,6 +323,32 @@ def _read_back(r: Any, ids: list[str], report: KillReport, folder: Path) -> None
             moved = _next_seat_ply(r, mid, kill.at, lines_of=report)
             if moved is not None:
                 report.kill_to_move_s.append(moved - kill.at)
+
+
+def _read_worker_logs(logs: Path, report: KillReport) -> None:
+    for path in sorted(logs.glob("worker-*.log*")):
+        for line in path.read_text(errors="replace").splitlines():
+            if '"seat forfeited"' not in line:
+                continue
+            mid = json.loads(line).get("match_id", "")
+            if mid not in report.forfeited and mid not in report.blind_forfeits:
+                report.blind_forfeits.append(mid)
+
+
+def _read_let_go(logs: Path, report: KillReport) -> None:
+    lost: dict[tuple[str, str], list[float]] = {}  # (worker, match) -> when it logged "lease lost"
+    for path in sorted(logs.glob("worker-*.log*")):
+        for line in path.read_text(errors="replace").splitlines():
+            if '"lease lost' in line:
+                e = json.loads(line)
+                at = datetime.fromisoformat(e["timestamp"]).timestamp()
+                lost.setdefault((e.get("worker", ""), e.get("match_id", "")), []).append(at)
+    for kill in report.kills:
+        for mid in kill.matches:
+            if report.resumes.get(mid, 0) == 0:
+                continue  # finished before the fault bit
+            after = [t - kill.at for t in lost.get((kill.worker, mid), []) if t >= kill.at]
+            report.let_go_s.append(min(after) if after else None)
 
 
 async def _ladder_check(ladder: LadderRunner, report: KillReport) -> None:

@@ -121,6 +121,29 @@ def test_a_results_entry_carries_the_record_of_its_result(redis_url: str) -> Non
     assert json.loads(q.status("m3")["result"]) == {"ranks": [1, 2]}
 
 
+def test_a_lease_runs_out_by_the_watchers_own_clock_not_by_redis_idle_times(redis_url: str) -> None:
+    """Redis's idle times follow its wall clock, which can jump: a worker takes a match over only after
+    watching it go unrenewed for a whole lease itself. So a worker that starts (or a Redis whose clock
+    jumped) finding an entry idle for long still waits a lease, and a renewal seen meanwhile starts the
+    wait again; the takeover checks, atomically, that nobody renewed it since."""
+    q = queue(redis_url, lease_ms=200)
+    q.enqueue(match("m1"))
+    holder = q.claim("w1")
+    assert holder is not None
+    time.sleep(0.3)  # idle past the lease by Redis's clock
+    fresh = queue(redis_url, lease_ms=200)
+    assert fresh.reclaim("w2") == []  # never watched it: not taken over on Redis's word
+    time.sleep(0.12)
+    assert q.renew("w1", holder)  # renewed while watched: the wait starts again
+    assert fresh.reclaim("w2") == []
+    time.sleep(0.12)
+    assert fresh.reclaim("w2") == []  # 0.12 s unrenewed since it saw the renewal: not a lease yet
+    time.sleep(0.12)
+    taken = fresh.reclaim("w2")
+    assert [c.match_id for c in taken] == ["m1"]
+    assert not q.renew("w1", holder)
+
+
 def test_renewing_keeps_the_lease(redis_url: str) -> None:
     q = queue(redis_url, lease_ms=150)
     q.enqueue(match("m1"))

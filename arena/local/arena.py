@@ -109,6 +109,7 @@ class LocalArena:
         tls_server_name: str = "",
         supervise: bool = False,
         say: Callable[[str], None] | None = None,
+        worker_redis: Callable[[int, str], str] | None = None,
     ) -> None:
         self.data_dir = data_dir
         self.n_workers = workers
@@ -127,6 +128,8 @@ class LocalArena:
         self.limits = limits
         self.archive = archive  # TranscriptArchive: where the gateway reads (and moves) old transcripts
         self.retention_s = retention_s
+        # a worker slot's own way to Redis, from (slot, Redis's URL): a test's TCP proxy that cuts one worker off
+        self.worker_redis = worker_redis
         self.direct = direct  # sessions name the worker and bots dial it themselves (gateway --advertise-workers)
         self.metrics_port = metrics_port  # the gateway's (served by the caller); worker i gets metrics_port + 1 + i
         self.redis: RedisProcess | None = None
@@ -217,9 +220,10 @@ class LocalArena:
         """A new worker process; with ``index``, in that slot (a replacement: same log, same metrics port)."""
         index = len(self.workers) if index is None else index
         log_path = self.logs / f"worker-{index}.log"
+        redis_url = self.worker_redis(index, self.redis_url) if self.worker_redis else self.redis_url
         # the Redis URL in the environment, not on the command line, where any local user reads its password
         env = {**os.environ, "ARENA_ADMIN_TOKEN": "", "ARENA_TLS_CERT": "", "ARENA_TLS_KEY": "",
-               "ARENA_REDIS_URL": self.redis_url}  # fmt: skip
+               "ARENA_REDIS_URL": redis_url}  # fmt: skip
         # explicit, so that an ARENA_METRICS_PORT meant for the gateway does not give every worker its port
         metrics = ["--metrics-port", str(self.metrics_port + 1 + index if self.metrics_port else 0)]
         worker_id = f"local-{index}-{secrets.token_hex(2)}"

@@ -4,8 +4,10 @@
   stream entry only if the match does not exist yet, atomically.
 - ``claim`` reads with XREADGROUP, higher priority first; the entry stays in the group's pending
   list (the worker's lease) until ``complete`` acknowledges it. A worker renews its lease with
-  ``renew`` (XCLAIM ... JUSTID resets the idle time); ``reclaim`` (XAUTOCLAIM) lets any worker take
-  over entries whose lease ran out, e.g. from a worker killed with SIGKILL.
+  ``renew`` (XCLAIM, which also counts the renewal in the entry's delivery count); ``reclaim`` lets any
+  worker take over entries whose lease ran out, e.g. from a worker killed with SIGKILL: entries it has
+  watched go unrenewed for a lease by its own monotonic clock, never by Redis's idle times, which a
+  jump of Redis's wall clock would make expire all at once (or never).
 - ``complete`` records the result exactly once (a second delivery changes nothing).
 """
 
@@ -13,7 +15,7 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Final
 
@@ -103,14 +105,19 @@ if #p == 0 or p[1][2] ~= ARGV[3] then return -1 end
 """
 
 # KEYS: queue, events; ARGV: group, entry id, worker, lines...
-_APPEND = _HOLDS + """
+_APPEND = (
+    _HOLDS
+    + """
 for i = 4, #ARGV do redis.call('XADD', KEYS[2], '*', 'line', ARGV[i]) end
 return #ARGV - 3
 """
+)
 
 # KEYS: queue, match, assignments; ARGV: group, entry id, worker, address, now, maxlen, then per seat
 # (bot, running-set key, seat), after the match id and game id at ARGV[7], ARGV[8]
-_ANNOUNCE = _HOLDS + f"""
+_ANNOUNCE = (
+    _HOLDS
+    + f"""
 redis.call('HSET', KEYS[2], 'status', '{MatchStatus.RUNNING}', 'worker', ARGV[3], 'address', ARGV[4],
            'started_at', ARGV[5])
 for i = 9, #ARGV, 3 do
@@ -120,13 +127,25 @@ for i = 9, #ARGV, 3 do
 end
 return 1
 """
+)
 
+# A renewal bumps the entry's delivery count: the counter watchers go by (``reclaim``), no clock involved.
 _RENEW = """
 local p = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[2], ARGV[2], 1)
 if #p == 0 or p[1][2] ~= ARGV[3] then return 0 end
-redis.call('XCLAIM', KEYS[1], ARGV[1], ARGV[3], 0, ARGV[2], 'JUSTID')
+redis.call('XCLAIM', KEYS[1], ARGV[1], ARGV[3], 0, ARGV[2], 'RETRYCOUNT', p[1][4] + 1, 'JUSTID')
 return 1
 """
+
+# Take an entry over only if it is still held by the worker and at the renewal count that were watched.
+# KEYS: queue; ARGV: group, entry id, old worker, its delivery count, new worker
+_TAKEOVER = """
+local p = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[2], ARGV[2], 1)
+if #p == 0 or p[1][2] ~= ARGV[3] or p[1][4] ~= tonumber(ARGV[4]) then return false end
+return redis.call('XCLAIM', KEYS[1], ARGV[1], ARGV[5], 0, ARGV[2])
+"""
+
+WATCH_AT_MOST: Final = 10_000  # pending entries a worker watches a priority (running matches, not queued ones)
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,6 +199,9 @@ class Claim:
     entry_id: str
     match: QueuedMatch
     seed: str = ""
+    # when the claim's reply came, on this process's monotonic clock (the lease began no later): a worker
+    # counts its lease from here by its own clock, which no jump of a wall clock moves
+    leased_at: float = field(default_factory=time.monotonic, compare=False)
 
 
 class MatchQueue:
@@ -190,6 +212,12 @@ class MatchQueue:
         self._enqueue = client.register_script(_ENQUEUE)
         self._complete = client.register_script(_COMPLETE)
         self._renew = client.register_script(_RENEW)
+        self._takeover = client.register_script(_TAKEOVER)
+        # (stream, entry id) -> ((worker, delivery count), when this process first saw it so): see ``reclaim``
+        self._watched: dict[tuple[str, str], tuple[tuple[str, int], float]] = {}
+        # entries of other workers that Redis's idle times call expired, not yet taken over: a worker takes
+        # no new work while there are any, so that orphans, whose bots wait, go first (see ``reclaim``)
+        self.suspected = 0
         self._append = client.register_script(_APPEND)
         self._announce = client.register_script(_ANNOUNCE)
         for p in PRIORITIES:
@@ -275,17 +303,40 @@ class MatchQueue:
         return bool(self._renew(keys=[keys.queue(claim.priority)], args=[keys.CONSUMER_GROUP, claim.entry_id, worker]))
 
     def reclaim(self, worker: str, count: int = 100) -> list[Claim]:
-        """Take over entries whose lease ran out (their worker died or stalled), at most ``count``."""
+        """Take over entries whose lease ran out (their worker died or stalled), at most ``count``.
+
+        An entry's lease has run out when this process, calling here again and again, has seen it held by
+        the same worker at the same renewal count for a whole lease by its own monotonic clock. Redis's
+        idle times are not used: they follow Redis's wall clock, and a jump of it would expire every live
+        lease at once (or, backwards, keep a dead worker's for as long as it jumped). A process that has
+        just started watches for a lease before it takes anything over."""
+        now = time.monotonic()
         out: list[Claim] = []
+        seen: set[tuple[str, str]] = set()
+        suspected = 0
         for p in PRIORITIES:
             stream = keys.queue(p)
-            reply: Any = self.r.xautoclaim(
-                stream, keys.CONSUMER_GROUP, worker, self.lease_ms, "0-0", count=max(1, count)
-            )
-            entries = reply[1]
-            for entry_id, fields in entries:
-                if fields:
-                    out.append(self._claimed(worker, stream, keys.text(entry_id), keys.text(fields[b"match_id"])))
+            pending: Any = self.r.xpending_range(stream, keys.CONSUMER_GROUP, "-", "+", WATCH_AT_MOST)
+            for e in pending:
+                entry_id, holder = keys.text(e["message_id"]), keys.text(e["consumer"])
+                key, mark = (stream, entry_id), (holder, int(e["times_delivered"]))
+                seen.add(key)
+                watched = self._watched.get(key)
+                if watched is None or watched[0] != mark:
+                    self._watched[key] = (mark, now)
+                    watched = self._watched[key]
+                if now - watched[1] < self.lease_ms / 1000 or len(out) >= count:
+                    suspected += holder != worker and int(e["time_since_delivered"]) >= self.lease_ms
+                    continue
+                reply: Any = self._takeover(keys=[stream], args=[keys.CONSUMER_GROUP, entry_id, *mark, worker])
+                del self._watched[key]
+                for got in reply or []:
+                    if got and got[1]:  # an entry deleted meanwhile comes back empty
+                        fields = dict(zip(got[1][::2], got[1][1::2], strict=True))
+                        out.append(self._claimed(worker, stream, entry_id, keys.text(fields[b"match_id"])))
+        for key in self._watched.keys() - seen:
+            del self._watched[key]  # acknowledged (finished) or taken over by another worker
+        self.suspected = suspected
         return out
 
     def complete(

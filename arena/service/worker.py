@@ -222,7 +222,8 @@ class Worker:
 
     async def _claim_loop(self) -> None:
         """Matches whose lease ran out (their worker died) first, then new ones: orphaned matches, whose
-        bots are waiting, never queue behind new work. ``capacity`` bounds new work; takeovers may go up
+        bots are waiting, never queue behind new work (nor behind the lease this worker watches them for
+        before it takes them over: ``MatchQueue.reclaim``). ``capacity`` bounds new work; takeovers may go up
         to twice it, so an orphan does not wait for a free slot either."""
         last_reclaim = 0.0
         while not self._stopping:
@@ -233,8 +234,8 @@ class Worker:
                     if orphan.match_id in self.running:
                         continue  # our own lease lapsed while Redis was away; it is ours again
                     self._launch(orphan, "taken over")
-            if len(self.running) >= self.capacity:
-                await asyncio.sleep(0.05)
+            if len(self.running) >= self.capacity or (room > 0 and self.queue.suspected):
+                await asyncio.sleep(0.05)  # full, or a lease that may have run out is being watched
                 continue
             claim = await self._redis("claim", self.block_queue.claim, self.worker_id, self.block_ms)
             if claim is not None:
@@ -436,11 +437,27 @@ class Worker:
         return True
 
     async def _keep_lease(self, claim: Claim) -> None:
+        """Renew the lease three times a lease. A renewal Redis refuses means another worker holds the match;
+        one that cannot be confirmed (Redis cut off, black-holed, or this process paused) before the lease
+        could have run out, counted on this process's monotonic clock from the last renewal sent, means
+        another worker may hold it: either way the match is let go here at once and its bots' streams are
+        handed back, rather than refereed on, unrecorded, while its bots wait for it elsewhere."""
+        confirmed = claim.leased_at  # the lease runs at least until confirmed + lease
+        lease_s = self.lease_ms / 1000
         while True:
-            await asyncio.sleep(self.lease_ms / 3000)
-            if not await self._redis("renew", self.queue.renew, self.worker_id, claim):
+            await asyncio.sleep(lease_s / 3)
+            sent = time.monotonic()
+            try:
+                ours = await asyncio.wait_for(
+                    self._redis("renew", self.queue.renew, self.worker_id, claim), max(0.0, confirmed + lease_s - sent)
+                )
+            except TimeoutError:
+                self._lose(claim.match_id, "lease not confirmed in time: Redis unreachable")
+                return
+            if not ours:
                 self._lose(claim.match_id, "renew refused")
                 return
+            confirmed = sent
 
     async def _record_events(self, match: Match, skip: int) -> None:
         """Append the match's transcript lines to its event log as they come, in batches (with the other
