@@ -9,6 +9,9 @@
 - the SDK imports nothing of the arena, and of the referee only the engines and the wire contract;
 - the match service imports nothing of the ladder, the local arena or the CLI;
 - the ladder imports nothing of the gateway, the worker, the local arena or the CLI;
+- the metrics module is a leaf: of the arena it imports only the ground-floor modules beside it (the
+  Redis client factory, keys), of the referee only the wire's values; the collectors that read Redis
+  live beside what they read, in the service and the ladder;
 - nothing imports the CLI but its entry point (``arena.cli.main``), and the command modules share
   only ``arena.cli.common``.
 """
@@ -103,6 +106,15 @@ def test_the_ladder_knows_nothing_of_the_gateway_or_the_worker(path: Path) -> No
     assert not bad, f"{path.name} imports {sorted(bad)}"
 
 
+METRICS_MAY_IMPORT = ("arena.keys", "arena.redis_client", "referee.wire.values")
+
+
+def test_metrics_is_a_leaf() -> None:
+    path = ROOT / "arena" / "metrics.py"
+    bad = {m for m in project(path) if m not in {"arena", "referee"} and not within(m, *METRICS_MAY_IMPORT)}
+    assert not bad, f"{path.name} imports {sorted(bad)}"
+
+
 NOT_CLI = [p for p in files("arena") + files("referee") + files("sdk") + files("benchmarks")
            if "cli" not in p.relative_to(ROOT).parts]
 
@@ -135,3 +147,4 @@ def test_the_checks_see_every_layer() -> None:
     for package in ("referee/games", "referee/wire", "sdk", "arena/service", "arena/ladder", "arena/cli"):
         assert files(package), package
     assert "arena.cli.common" in imported_modules(ROOT / "arena" / "cli" / "bots.py")
+    assert "referee.wire.values" in imported_modules(ROOT / "arena" / "metrics.py")

@@ -24,9 +24,11 @@ import redis
 from prometheus_client.parser import text_string_to_metric_families
 
 from arena import keys, metrics
+from arena.ladder.runner import LadderLagCollector
 from arena.local.arena import arena_command
 from arena.local.redisproc import RedisProcess, free_port
 from arena.service.client import ArenaClient
+from arena.service.queue import QueueCollector
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "operations.md"
 Samples = dict[str, dict[tuple[tuple[str, str], ...], float]]
@@ -339,9 +341,25 @@ def test_queue_depth_moves_and_a_redis_loss_does_not_break_metrics(
 # ---------------------------------------------------------------------- the ladder's lag, read from Redis
 
 
+def test_a_process_serves_the_redis_read_families_of_its_kinds_exactly() -> None:
+    """The collectors live beside what they read and are handed to ``serve``: one left out (or one too
+    many) is refused at start, not found missing on a dashboard."""
+    client = redis.Redis()  # never dialled: describing the families reads nothing
+    try:
+        metrics.registry_for([metrics.GATEWAY, metrics.LADDER], client, [QueueCollector, LadderLagCollector])
+        metrics.registry_for([metrics.WORKER], client)
+        with pytest.raises(ValueError, match="arena_queue_depth"):
+            metrics.registry_for([metrics.GATEWAY, metrics.LADDER], client, [LadderLagCollector])
+        with pytest.raises(ValueError):
+            metrics.registry_for([metrics.LADDER], client, [QueueCollector, LadderLagCollector])
+    finally:
+        client.close()
+
+
+
 def test_ladder_lag_is_the_age_of_the_oldest_unapplied_result(redis_url: str) -> None:
     client = redis.Redis.from_url(redis_url)
-    collector = metrics.LadderLagCollector(client)
+    collector = LadderLagCollector(client)
 
     def read() -> dict[str, float]:
         return {m.name: m.samples[0].value for m in collector.collect()}

@@ -204,7 +204,7 @@ def cmd_rebuild(args: argparse.Namespace) -> int:
 
 def cmd_ladder_run(args: argparse.Namespace) -> int:
     from arena import metrics
-    from arena.ladder.runner import LadderRunner
+    from arena.ladder.runner import LadderLagCollector, LadderRunner
     from arena.ladder.scheduler import SchedulerConfig
     from arena.ladder.service import add_to_server
     from referee.logs import configure
@@ -221,7 +221,7 @@ def cmd_ladder_run(args: argparse.Namespace) -> int:
         games_per_hour=per_hour,
     )
     listen = s["listen"] or "0.0.0.0:50071"
-    metrics.serve(int(s["metrics_port"]), listen, [metrics.LADDER], s["redis_url"])
+    metrics.serve(int(s["metrics_port"]), listen, [metrics.LADDER], s["redis_url"], [LadderLagCollector])
     tls = listen_tls(s, listen)
     runner = LadderRunner(s["redis_url"], config, schedule=not args.no_schedule)
 

@@ -56,6 +56,7 @@ def cmd_gateway(args: argparse.Namespace) -> int:
     from arena import metrics
     from arena.ladder.service import host_ladder
     from arena.service.gateway import start_gateway
+    from arena.service.queue import QueueCollector
     from referee.logs import configure
 
     s = settings(args)
@@ -66,7 +67,7 @@ def cmd_gateway(args: argparse.Namespace) -> int:
     worker_tls = dial_tls(s)
     limits = rate_limits(s)
     archive, retention_s = transcript_archive(s)
-    metrics.serve(int(s["metrics_port"]), listen, [metrics.GATEWAY], s["redis_url"])
+    metrics.serve(int(s["metrics_port"]), listen, [metrics.GATEWAY], s["redis_url"], [QueueCollector])
 
     async def main(stop: asyncio.Event) -> None:
         if s["admin_token"]:  # the deployment's secret: its hash is what admin calls are checked against
@@ -89,10 +90,11 @@ def cmd_gateway(args: argparse.Namespace) -> int:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     from arena import metrics
-    from arena.ladder.runner import LadderRunner
+    from arena.ladder.runner import LadderLagCollector, LadderRunner
     from arena.ladder.scheduler import SchedulerConfig
     from arena.ladder.service import host_ladder
     from arena.local.arena import LocalArena
+    from arena.service.queue import QueueCollector
     from referee.logs import configure
     from referee.wire.tls import TlsConfigError
 
@@ -121,7 +123,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         except TlsConfigError as e:
             raise CliError(f"the gateway cannot verify its workers (they serve --tls-cert): {e}", 2) from None
         try:
-            metrics.serve(metrics_port, listen, [metrics.GATEWAY, metrics.LADDER], arena.redis_url)
+            metrics.serve(metrics_port, listen, [metrics.GATEWAY, metrics.LADDER], arena.redis_url,
+                          [QueueCollector, LadderLagCollector])  # fmt: skip
             # the ladder: results applied as they come, and (unless --no-ladder) rated matches scheduled
             runner = LadderRunner(arena.redis_url, SchedulerConfig(), schedule=args.ladder)
             threads = runner.start()

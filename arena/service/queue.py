@@ -7,19 +7,25 @@
   ``renew`` (XCLAIM ... JUSTID resets the idle time); ``reclaim`` (XAUTOCLAIM) lets any worker take
   over entries whose lease ran out, e.g. from a worker killed with SIGKILL.
 - ``complete`` records the result exactly once (a second delivery changes nothing).
+- ``QueueCollector`` reads the queue's depth for the gateway's ``/metrics`` (``arena.metrics`` names the
+  families).
 """
 
 from __future__ import annotations
 
 import json
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Final
 
 import redis
+from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
 
 from arena import keys
+from arena.metrics import MATCHES_BY_STATE, QUEUE_DEPTH, REDIS_MAX, REDIS_USED, scrape_failed
 from arena.service.result_record import record_json
 from referee import games
 from referee.games import TimeControl
@@ -328,3 +334,53 @@ class MatchQueue:
     def running(self) -> int:
         """Matches leased to a worker right now."""
         return sum(int(self.r.xpending(keys.queue(p), keys.CONSUMER_GROUP)["pending"]) for p in PRIORITIES)
+
+
+# ---------------------------------------------------------------------- read on each /metrics scrape
+
+
+class QueueCollector(Collector):
+    """``arena_queue_depth{priority}`` (queued, not yet claimed) and ``arena_matches{state}`` (queued,
+    running: leased to a worker), read from the queue streams, and Redis's memory (``INFO memory``:
+    used and ``maxmemory``, past which ``noeviction`` refuses writes), in one pipelined round trip per
+    scrape."""
+
+    def __init__(self, client: redis.Redis) -> None:
+        self.r = client
+
+    def describe(self) -> Iterable[Metric]:
+        return [GaugeMetricFamily(n, "") for n in (QUEUE_DEPTH, MATCHES_BY_STATE, REDIS_USED, REDIS_MAX)]
+
+    def collect(self) -> Iterable[Metric]:
+        try:
+            pipe = self.r.pipeline(transaction=False)
+            for p in PRIORITIES:
+                pipe.xlen(keys.queue(p))
+                pipe.xpending(keys.queue(p), keys.CONSUMER_GROUP)
+            pipe.info("memory")
+            replies = pipe.execute(raise_on_error=False)
+            for reply in replies:
+                if isinstance(reply, (redis.ConnectionError, redis.TimeoutError)):
+                    raise reply
+        except redis.RedisError as e:
+            scrape_failed(e)
+            return []
+        depth = GaugeMetricFamily(QUEUE_DEPTH, "Matches waiting for a worker (all workers)", labels=["priority"])
+        running = 0
+        for i, p in enumerate(PRIORITIES):
+            length, pending = replies[2 * i], replies[2 * i + 1]
+            leased = 0 if isinstance(pending, Exception) else int(pending["pending"])  # no group yet: none
+            depth.add_metric([p.value], max(0, int(length) - leased))
+            running += leased
+        queued = sum(s.value for s in depth.samples)
+        states = GaugeMetricFamily(MATCHES_BY_STATE, "Matches in the arena by state", labels=["state"])
+        states.add_metric(["queued"], queued)
+        states.add_metric(["running"], running)
+        out: list[Metric] = [depth, states]
+        memory = replies[-1]
+        if isinstance(memory, dict):
+            out.append(GaugeMetricFamily(REDIS_USED, "Memory Redis uses (INFO used_memory)",
+                                         value=float(memory.get("used_memory", 0))))  # fmt: skip
+            out.append(GaugeMetricFamily(REDIS_MAX, "Redis's maxmemory (0: none set); past it writes fail (noeviction)",
+                                         value=float(memory.get("maxmemory", 0))))  # fmt: skip
+        return out
