@@ -22,7 +22,7 @@ from arena.service.archive import ArchiveError, Archiver, TranscriptArchive
 from arena.service.client import ArenaClient, ArenaError
 from arena.service.matches import MatchStore
 from referee.wire.values import MatchStatus
-from tests.test_service import FAST, SlowRandom, call, finished, register, run_bots
+from tests.helpers import FAST, SlowRandom, call, finished, register, run_bots
 
 DAY = 86_400.0
 

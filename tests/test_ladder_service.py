@@ -22,7 +22,7 @@ from arena.local.arena import LocalArena, arena_command
 from referee.wire import ladder_pb2, ladder_pb2_grpc
 from sdk.arena_client import ArenaBotRunner
 from sdk.bots import make_bot
-from tests.test_service import call, register
+from tests.helpers import call, register
 
 MATCHES = 12
 

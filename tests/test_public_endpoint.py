@@ -35,7 +35,17 @@ from referee.wire import arena_pb2, arena_pb2_grpc, bot_pb2, bot_pb2_grpc
 from referee.wire.contract import bearer_metadata
 from referee.wire.tls import ClientTls, ServerTls, aio_channel
 from sdk.arena_client import ArenaBotRunner
-from tests.test_service import FAST, QUICK_JOIN, SlowRandom, call, finished, register, results_recorded, wait_for
+from tests.helpers import (
+    FAST,
+    QUICK_JOIN,
+    SlowRandom,
+    call,
+    finished,
+    register,
+    results_recorded,
+    service_exit_error,
+    wait_for,
+)
 
 
 @pytest.fixture(scope="module")
@@ -325,7 +335,6 @@ def test_a_weak_admin_token_is_refused_at_start_up_with_a_clear_message(token: s
     import subprocess
 
     from arena.local.arena import arena_command
-    from tests.conftest import service_exit_error
 
     for name in ("gateway", "worker", "serve"):
         command = [name, "--redis", redis_url]

@@ -20,7 +20,7 @@ from arena.ladder.runner import LadderRunner
 from arena.local.arena import LocalArena
 from arena.service.client import ArenaClient, ArenaError
 from referee import transcript as transcripts
-from tests.test_service import SlowRandom, call, finished, register, run_bots, wait_for
+from tests.helpers import SlowRandom, call, finished, register, run_bots, wait_for
 
 
 def test_redis_out_of_memory_for_a_while_loses_nothing_and_says_unavailable(redis_url: str, tmp_path: Path) -> None:
