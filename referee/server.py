@@ -119,8 +119,8 @@ class Session:
         """Whether the reader should write this stream's answer itself (``BotServicer._read``): the
         writer waits, idle, and the stream holds seats of one match at most, so nothing else can come in
         for it before the bot has the answer. A stream that carries many matches reads on while its
-        writer writes: with 3,000 matches on 128 streams, answering inline cost 25 % of the referee's
-        moves per second."""
+        writer writes: answering inline there cost many of the referee's moves per second with thousands
+        of matches (docs/benchmarks.md, "Figures behind the code's choices")."""
         if self._waiter is None:
             return False
         seats = self.seats
@@ -562,7 +562,7 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):
     ) -> None:
         """gRPC's reader/writer form: this writes with ``context.write`` and its reader task reads with
         ``context.read``. Yielding the messages and taking ``request_iterator`` puts three async generators
-        (gRPC's, ``EdgeInterceptor``'s two) in each message's way, ~3 % of a move's round trip."""
+        (gRPC's, ``EdgeInterceptor``'s two) in each message's way (the cost: docs/benchmarks.md)."""
         token = bearer(context)
         if token is None:
             await refuse_stream(
@@ -719,7 +719,8 @@ _heap_frozen: list[bool] = [False]
 def freeze_startup_heap() -> None:
     """Move every object alive now (modules, classes, functions: the start-up heap) out of the
     garbage collector's reach, once per process. A full collection otherwise walks all of them again
-    each time (~60k objects, 30-100 ms with the loop stopped, so every open turn loses that time)."""
+    each time with the loop stopped, so every open turn loses that time (docs/benchmarks.md, "Figures behind
+    the code's choices")."""
     if not _heap_frozen[0]:
         _heap_frozen[0] = True
         gc.collect()

@@ -291,7 +291,7 @@ def run_service(main: Callable[[asyncio.Event], Any]) -> int:
             loop.add_signal_handler(sig, stop.set)
         await main(stop)
 
-    if os.environ.get("ARENA_UVLOOP", "1") != "0":  # libuv's loop: a relayed move costs ~20% less (relay_bench)
+    if os.environ.get("ARENA_UVLOOP", "1") != "0":  # libuv's loop: relayed moves cost less (docs/benchmarks.md)
         import uvloop
 
         uvloop.run(runner())
