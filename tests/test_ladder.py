@@ -17,7 +17,7 @@ import redis
 from arena import keys
 from arena.ladder.elo import Table
 from arena.ladder.store import Ladder
-from arena.service.result_record import record
+from arena.results import record
 
 GAMES = {"shanghaien": 2, "shangrila-3p": 3, "shangrila-4p": 4}
 

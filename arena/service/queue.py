@@ -20,19 +20,10 @@ from typing import Any, Final
 import redis
 
 from arena import keys
-from arena.service.result_record import record_json
+from arena.results import StoredResult
 from referee import games
 from referee.games import TimeControl
 from referee.wire.values import MatchStatus
-
-
-def _record(result: dict[str, Any]) -> str:
-    """The result's record for its results-stream entry (what the ladder decodes instead of the whole result);
-    '' for a result without the values, whose entry then goes without one, like entries stored before."""
-    try:
-        return record_json(result)
-    except (KeyError, TypeError, ValueError, AttributeError):
-        return ""
 
 
 class Priority(StrEnum):
@@ -291,7 +282,7 @@ class MatchQueue:
     def complete(
         self,
         claim: Claim,
-        result: dict[str, Any],
+        result: StoredResult,
         *,
         transcript: str = "",
         worker: str = "",
@@ -306,8 +297,8 @@ class MatchQueue:
         done = self._complete(
             keys=[keys.match(mid), keys.queue(claim.priority), keys.results(), keys.transcript(mid), keys.events(mid),
                   keys.matches_finished(), *(keys.bot_running(b) for b in sorted(set(bots)))],
-            args=[json.dumps(result), f"{time.time():.6f}", keys.CONSUMER_GROUP, claim.entry_id, claim.match_id,
-                  transcript, worker, str(result.get("end_reason", "")), EVENTS_TTL_S, _record(result)],
+            args=[result.to_json(), f"{time.time():.6f}", keys.CONSUMER_GROUP, claim.entry_id, claim.match_id,
+                  transcript, worker, result.result.end_reason.value, EVENTS_TTL_S, result.record_json()],
         )  # fmt: skip
         if done == -1:
             raise LeaseLostError(f"match {claim.match_id} is held by another worker now")
