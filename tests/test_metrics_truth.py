@@ -182,7 +182,7 @@ def test_the_label_values_started_at_0_are_the_ones_the_code_uses() -> None:
     counted = re.compile(r'(?:REDIS_ERRORS\.labels|self\._redis)\(\s*"([a-z-]+)"')
     where = {metrics.WORKER: ["arena/service/worker.py"],
              metrics.GATEWAY: ["arena/service/gateway.py", "arena/service/sessions.py", "arena/service/relay.py"],
-             metrics.LADDER: ["arena/ladder/runner.py"]}  # fmt: skip
+             metrics.LADDER: ["arena/local/ladder_runner.py"]}  # fmt: skip
     for kind, files in where.items():
         ops = {op for f in files for op in counted.findall((root / f).read_text())}
         assert ops and ops <= set(metrics.REDIS_OPS[kind]), (kind, ops - set(metrics.REDIS_OPS[kind]))

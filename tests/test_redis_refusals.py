@@ -16,8 +16,8 @@ import pytest
 import redis
 
 from arena import keys
-from arena.ladder.runner import LadderRunner
 from arena.local.arena import LocalArena
+from arena.local.ladder_runner import LadderRunner
 from arena.service.client import ArenaClient, ArenaError
 from referee import transcript as transcripts
 from tests.test_service import SlowRandom, call, finished, register, run_bots, wait_for

@@ -204,9 +204,9 @@ def cmd_rebuild(args: argparse.Namespace) -> int:
 
 def cmd_ladder_run(args: argparse.Namespace) -> int:
     from arena import metrics
-    from arena.ladder.runner import LadderRunner
     from arena.ladder.scheduler import SchedulerConfig
     from arena.ladder.service import add_to_server
+    from arena.local.ladder_runner import LadderRunner
     from referee.logs import configure
     from referee.wire import ladder_pb2
 
