@@ -374,8 +374,8 @@ def test_ladder_lag_is_the_age_of_the_oldest_unapplied_result(redis_url: str) ->
 def test_a_refused_call_is_counted_by_method_and_code_and_logged_once_without_its_token(
     redis_url: str, tmp_path: Path, procs: list[subprocess.Popen[bytes]]
 ) -> None:
+    from arena.errors import ArenaError
     from arena.ladder.client import LadderClient
-    from arena.service.client import ArenaError
     from arena.service.registry import Registry
 
     token = "arena_admin_" + secrets.token_urlsafe(32)

@@ -25,9 +25,10 @@ import redis
 
 from arena import config, keys
 from arena.cli.main import main as arena_main
+from arena.errors import ArenaError
 from arena.redis_client import connect
 from arena.service.auth import ANONYMOUS, CallerKind, resolve_caller, weak_token_reason
-from arena.service.client import ArenaClient, ArenaError
+from arena.service.client import ArenaClient
 from arena.service.gateway import ArenaServicer, start_gateway
 from arena.service.matches import MatchStore
 from arena.service.owners import REFERENCE_OWNER, OwnerError, OwnerQuotaError, Owners, UnknownOwnerError

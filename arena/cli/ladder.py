@@ -71,8 +71,8 @@ def _ladder(args: argparse.Namespace) -> Any:
 def _gateway(args: argparse.Namespace) -> Iterator[LadderClient]:
     """The ladder as the gateway serves it (``LadderService``): a ``LadderClient``. The gateway not
     answering is one line, ``cannot reach the arena at ADDRESS: ...`` (exit 1)."""
+    from arena.errors import ArenaError
     from arena.ladder.client import LadderClient
-    from arena.service.client import ArenaError
 
     s = settings(args)
     address = s["gateway"]
