@@ -75,11 +75,7 @@ if ARGV[6] ~= '' then redis.call('SET', KEYS[4], ARGV[6]) end
 redis.call('EXPIRE', KEYS[5], tonumber(ARGV[9]))
 redis.call('ZADD', KEYS[6], ARGV[2], ARGV[5])
 for i = 7, #KEYS do redis.call('SREM', KEYS[i], ARGV[5]) end
-if ARGV[10] ~= '' then
-  redis.call('XADD', KEYS[3], '*', 'match_id', ARGV[5], '{keys.RESULT_RECORD}', ARGV[10])
-else
-  redis.call('XADD', KEYS[3], '*', 'match_id', ARGV[5])
-end
+redis.call('XADD', KEYS[3], '*', 'match_id', ARGV[5], '{keys.RESULT_RECORD}', ARGV[10])
 redis.call('XACK', KEYS[2], ARGV[3], ARGV[4])
 redis.call('XDEL', KEYS[2], ARGV[4])
 return 1
