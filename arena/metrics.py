@@ -9,7 +9,7 @@ in one process. Labelled counters start with every known label value at 0, so ea
 the first scrape and ``rate()`` sees the first increment.
 
 The families read from Redis are named here (``SCRAPED``); their collectors live beside what they read
-(``arena.service.queue.QueueCollector``, ``arena.ladder.runner.LadderLagCollector``) and the process's
+(``arena.service.queue.QueueCollector``, ``arena.local.ladder_runner.LadderLagCollector``) and the process's
 command hands them to ``serve``. So this module is a leaf: of the project it imports only the Redis client
 factory and the wire's values (tests/test_architecture.py).
 

@@ -26,7 +26,8 @@ import redis
 
 from arena import keys
 from arena.cli.main import main as arena_main
-from arena.service.client import ArenaClient, ArenaError
+from arena.errors import ArenaError
+from arena.service.client import ArenaClient
 from arena.service.gateway import start_gateway
 from arena.service.owners import REFERENCE_OWNER, Owners
 from arena.service.registry import Registry

@@ -1,6 +1,7 @@
 """Dependencies point one way, checked on every import statement (including those inside functions):
 
-    arena.cli -> arena.local -> arena.ladder -> arena.service -> referee (runner, server) and sdk
+    arena.cli -> arena.local -> arena.ladder, arena.service (side by side) -> arena's ground floor
+    (``arena.results``, ``arena.errors``, ``arena.keys``, ...) -> referee (runner, server) and sdk
     referee runner/server -> referee.wire -> referee.games (the engines) <- sdk
 
 - the engines import nothing of the project, nor gRPC, Redis, clocks or global randomness;
@@ -8,10 +9,14 @@
 - the referee imports nothing of the arena or the SDK;
 - the SDK imports nothing of the arena, and of the referee only the engines and the wire contract;
 - the match service imports nothing of the ladder, the local arena or the CLI;
-- the ladder imports nothing of the gateway, the worker, the local arena or the CLI;
+- the ladder imports nothing of the match service (a stored result's layout is ``arena.results``'s, and
+  the process that wires the ladder to the queue is ``arena.local.ladder_runner``), the local arena or the
+  CLI;
+- the ground floor of ``arena`` (its modules outside the packages) imports
+  nothing of the service, the ladder, the local arena or the CLI, so that both sides can share it;
 - the metrics module is a leaf: of the arena it imports only the ground-floor modules beside it (the
   Redis client factory, keys), of the referee only the wire's values; the collectors that read Redis
-  live beside what they read, in the service and the ladder;
+  live beside what they read, in the service and the ladder runner;
 - nothing imports the CLI but its entry point (``arena.cli.main``), and the command modules share
   only ``arena.cli.common``.
 """
@@ -100,9 +105,17 @@ def test_the_match_service_knows_nothing_of_the_ladder_or_the_cli(path: Path) ->
 
 
 @pytest.mark.parametrize("path", files("arena/ladder"), ids=ids)
-def test_the_ladder_knows_nothing_of_the_gateway_or_the_worker(path: Path) -> None:
-    bad = {m for m in project(path)
-           if within(m, "arena.service.gateway", "arena.service.worker", "arena.local", "arena.cli")}  # fmt: skip
+def test_the_ladder_knows_nothing_of_the_match_service(path: Path) -> None:
+    bad = {m for m in project(path) if within(m, "arena.service", "arena.local", "arena.cli")}
+    assert not bad, f"{path.name} imports {sorted(bad)}"
+
+
+GROUND_FLOOR = sorted((ROOT / "arena").glob("*.py"))
+
+
+@pytest.mark.parametrize("path", GROUND_FLOOR, ids=ids)
+def test_the_ground_floor_shared_by_the_service_and_the_ladder_imports_neither(path: Path) -> None:
+    bad = {m for m in project(path) if within(m, "arena.service", "arena.ladder", "arena.local", "arena.cli")}
     assert not bad, f"{path.name} imports {sorted(bad)}"
 
 
@@ -146,5 +159,6 @@ def test_the_checks_see_every_layer() -> None:
     """A moved folder must not make these tests pass vacuously."""
     for package in ("referee/games", "referee/wire", "sdk", "arena/service", "arena/ladder", "arena/cli"):
         assert files(package), package
+    assert ROOT / "arena" / "results.py" in GROUND_FLOOR
     assert "arena.cli.common" in imported_modules(ROOT / "arena" / "cli" / "bots.py")
     assert "referee.wire.values" in imported_modules(ROOT / "arena" / "metrics.py")

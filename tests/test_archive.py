@@ -17,9 +17,10 @@ import pytest
 import redis
 
 from arena import keys
+from arena.errors import ArenaError
 from arena.local.arena import LocalArena, arena_command
 from arena.service.archive import ArchiveError, Archiver, TranscriptArchive
-from arena.service.client import ArenaClient, ArenaError
+from arena.service.client import ArenaClient
 from arena.service.matches import MatchStore
 from referee.wire.values import MatchStatus
 from tests.helpers import FAST, SlowRandom, call, finished, register, run_bots

@@ -13,9 +13,9 @@ from pathlib import Path
 import redis
 
 from arena import keys
-from arena.ladder.runner import LadderRunner, RegistryBots
 from arena.ladder.scheduler import SchedulerConfig
 from arena.local.arena import LocalArena, arena_command
+from arena.local.ladder_runner import LadderRunner, RegistryBots
 from arena.service.client import ArenaClient
 from tests.helpers import FAST, SlowRandom, call, finished, register, run_bots, wait_for
 

@@ -24,8 +24,8 @@ import redis
 from prometheus_client.parser import text_string_to_metric_families
 
 from arena import keys, metrics
-from arena.ladder.runner import LadderLagCollector
 from arena.local.arena import arena_command
+from arena.local.ladder_runner import LadderLagCollector
 from arena.local.redisproc import RedisProcess, free_port
 from arena.service.client import ArenaClient
 from arena.service.queue import QueueCollector
@@ -184,7 +184,7 @@ def test_the_label_values_started_at_0_are_the_ones_the_code_uses() -> None:
     counted = re.compile(r'(?:REDIS_ERRORS\.labels|self\._redis)\(\s*"([a-z-]+)"')
     where = {metrics.WORKER: ["arena/service/worker.py"],
              metrics.GATEWAY: ["arena/service/gateway.py", "arena/service/sessions.py", "arena/service/relay.py"],
-             metrics.LADDER: ["arena/ladder/runner.py"]}  # fmt: skip
+             metrics.LADDER: ["arena/local/ladder_runner.py"]}  # fmt: skip
     for kind, files in where.items():
         ops = {op for f in files for op in counted.findall((root / f).read_text())}
         assert ops and ops <= set(metrics.REDIS_OPS[kind]), (kind, ops - set(metrics.REDIS_OPS[kind]))
@@ -392,8 +392,8 @@ def test_ladder_lag_is_the_age_of_the_oldest_unapplied_result(redis_url: str) ->
 def test_a_refused_call_is_counted_by_method_and_code_and_logged_once_without_its_token(
     redis_url: str, tmp_path: Path, procs: list[subprocess.Popen[bytes]]
 ) -> None:
+    from arena.errors import ArenaError
     from arena.ladder.client import LadderClient
-    from arena.service.client import ArenaError
     from arena.service.registry import Registry
 
     token = "arena_admin_" + secrets.token_urlsafe(32)

@@ -16,9 +16,10 @@ import pytest
 import redis
 
 from arena import keys
-from arena.ladder.runner import LadderRunner
+from arena.errors import ArenaError
 from arena.local.arena import LocalArena
-from arena.service.client import ArenaClient, ArenaError
+from arena.local.ladder_runner import LadderRunner
+from arena.service.client import ArenaClient
 from referee import transcript as transcripts
 from tests.helpers import SlowRandom, call, finished, register, run_bots, wait_for
 

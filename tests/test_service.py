@@ -19,8 +19,9 @@ import pytest
 import redis
 
 from arena import keys
+from arena.errors import ArenaError
 from arena.local.arena import LocalArena
-from arena.service.client import ArenaClient, ArenaError
+from arena.service.client import ArenaClient
 from referee import transcript as transcripts
 from sdk.arena_client import ArenaBotRunner
 from sdk.bot import Turn

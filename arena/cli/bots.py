@@ -87,7 +87,7 @@ def _rollouts(text: str) -> int | str:
 
 
 def cmd_bot_register(args: argparse.Namespace) -> int:
-    from arena.service.client import ArenaError
+    from arena.errors import ArenaError
 
     s = settings(args)
     try:
@@ -104,7 +104,7 @@ def cmd_bot_register(args: argparse.Namespace) -> int:
 
 
 def cmd_bot_list(args: argparse.Namespace) -> int:
-    from arena.service.client import ArenaError
+    from arena.errors import ArenaError
 
     s = settings(args)
     try:
@@ -129,7 +129,7 @@ def cmd_bot_list(args: argparse.Namespace) -> int:
 
 
 def cmd_bot_rotate(args: argparse.Namespace) -> int:
-    from arena.service.client import ArenaError
+    from arena.errors import ArenaError
 
     s = settings(args)
     try:
@@ -145,7 +145,7 @@ def cmd_bot_rotate(args: argparse.Namespace) -> int:
 
 
 def cmd_bot_enable(args: argparse.Namespace, enabled: bool) -> int:
-    from arena.service.client import ArenaError
+    from arena.errors import ArenaError
 
     s = settings(args)
     try:
@@ -161,7 +161,7 @@ def cmd_bot_enable(args: argparse.Namespace, enabled: bool) -> int:
 
 
 def cmd_bot_retire(args: argparse.Namespace) -> int:
-    from arena.service.client import ArenaError
+    from arena.errors import ArenaError
 
     s = settings(args)
     try:
@@ -177,7 +177,7 @@ def cmd_bot_retire(args: argparse.Namespace) -> int:
 
 
 def cmd_bot_add_game(args: argparse.Namespace) -> int:
-    from arena.service.client import ArenaError
+    from arena.errors import ArenaError
 
     s = settings(args)
     try:

@@ -71,8 +71,8 @@ def _ladder(args: argparse.Namespace) -> Any:
 def _gateway(args: argparse.Namespace) -> Iterator[LadderClient]:
     """The ladder as the gateway serves it (``LadderService``): a ``LadderClient``. The gateway not
     answering is one line, ``cannot reach the arena at ADDRESS: ...`` (exit 1)."""
+    from arena.errors import ArenaError
     from arena.ladder.client import LadderClient
-    from arena.service.client import ArenaError
 
     s = settings(args)
     address = s["gateway"]
@@ -204,9 +204,9 @@ def cmd_rebuild(args: argparse.Namespace) -> int:
 
 def cmd_ladder_run(args: argparse.Namespace) -> int:
     from arena import metrics
-    from arena.ladder.runner import LadderLagCollector, LadderRunner
     from arena.ladder.scheduler import SchedulerConfig
     from arena.ladder.service import add_to_server
+    from arena.local.ladder_runner import LadderLagCollector, LadderRunner
     from referee.logs import configure
     from referee.wire import ladder_pb2
 

@@ -37,7 +37,7 @@ def _time_control(args: argparse.Namespace) -> dict[str, int]:
 
 
 def cmd_match_request(args: argparse.Namespace) -> int:
-    from arena.service.client import ArenaError
+    from arena.errors import ArenaError
 
     s = settings(args)
     try:
@@ -72,7 +72,7 @@ def _warn_offline(c: Any, game_id: str, bots: list[str], match_id: str) -> None:
     """Say at once, on stderr, which seated bots have no session: the match was queued all the same (a
     bot may be about to connect) and aborts unless each joins within the join timeout, which a person
     otherwise learns only from the aborted result half a minute later."""
-    from arena.service.client import ArenaError
+    from arena.errors import ArenaError
 
     try:
         online = {b.name for b in c.list_bots(game_id) if b.online}
@@ -105,7 +105,7 @@ def _print_matches(matches: list[Any]) -> None:
 
 
 def cmd_match_list(args: argparse.Namespace) -> int:
-    from arena.service.client import ArenaError
+    from arena.errors import ArenaError
 
     s = settings(args)
     try:
@@ -125,7 +125,7 @@ def cmd_match_list(args: argparse.Namespace) -> int:
 
 
 def cmd_match_watch(args: argparse.Namespace) -> int:
-    from arena.service.client import ArenaError
+    from arena.errors import ArenaError
 
     class Watch(transcript.Visitor):
         def header(self, header: transcript.Header, state: games.State) -> None:

@@ -23,7 +23,7 @@ from arena.cli.common import (
 
 
 def cmd_owner_create(args: argparse.Namespace) -> int:
-    from arena.service.client import ArenaError
+    from arena.errors import ArenaError
 
     s = settings(args)
     try:
@@ -40,7 +40,7 @@ def cmd_owner_create(args: argparse.Namespace) -> int:
 
 
 def cmd_owner_list(args: argparse.Namespace) -> int:
-    from arena.service.client import ArenaError
+    from arena.errors import ArenaError
 
     s = settings(args)
     try:
@@ -61,7 +61,7 @@ def cmd_owner_list(args: argparse.Namespace) -> int:
 
 
 def cmd_owner_set_max_bots(args: argparse.Namespace) -> int:
-    from arena.service.client import ArenaError
+    from arena.errors import ArenaError
 
     s = settings(args)
     try:
@@ -77,7 +77,7 @@ def cmd_owner_set_max_bots(args: argparse.Namespace) -> int:
 
 
 def cmd_owner_rotate(args: argparse.Namespace) -> int:
-    from arena.service.client import ArenaError
+    from arena.errors import ArenaError
 
     s = settings(args)
     try:

@@ -90,10 +90,10 @@ def cmd_gateway(args: argparse.Namespace) -> int:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     from arena import metrics
-    from arena.ladder.runner import LadderLagCollector, LadderRunner
     from arena.ladder.scheduler import SchedulerConfig
     from arena.ladder.service import host_ladder
     from arena.local.arena import LocalArena
+    from arena.local.ladder_runner import LadderLagCollector, LadderRunner
     from arena.service.queue import QueueCollector
     from referee.logs import configure
     from referee.wire.tls import TlsConfigError

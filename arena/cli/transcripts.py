@@ -155,7 +155,7 @@ def cmd_transcript_html(args: argparse.Namespace) -> int:
             raise CliError(f"{source}: {e.strerror or e}", 2) from None
         default = source.with_suffix(".html")
     else:  # a match id: fetched as ``arena transcript get`` does
-        from arena.service.client import ArenaError
+        from arena.errors import ArenaError
 
         try:
             with client(settings(args)) as c:
@@ -180,7 +180,7 @@ def cmd_transcript_html(args: argparse.Namespace) -> int:
 def cmd_transcript_get(args: argparse.Namespace) -> int:
     """One transcript to a file or stdout, many to a folder. ``--json``: a list with one entry per match
     (docs/cli.md), the transcript's lines in it when they went to no file."""
-    from arena.service.client import ArenaError
+    from arena.errors import ArenaError
 
     s = settings(args)
     say = errors if args.json else console  # messages; with --json stdout is the JSON's

@@ -53,7 +53,7 @@ class MatchRecord:
     worker: str
     referee_address: str
     seed_sha256: str
-    result: dict[str, Any] | None  # the stored result: ``MatchResult.to_dict()`` with ``rated``, ``finished_at``
+    result: dict[str, Any] | None  # the stored result, decoded: ``arena.results.StoredResult.to_dict()``
 
     @property
     def outcome(self) -> MatchResult | None:

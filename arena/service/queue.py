@@ -26,19 +26,10 @@ from prometheus_client.registry import Collector
 
 from arena import keys
 from arena.metrics import MATCHES_BY_STATE, QUEUE_DEPTH, REDIS_MAX, REDIS_USED, scrape_failed
-from arena.service.result_record import record_json
+from arena.results import StoredResult
 from referee import games
 from referee.games import TimeControl
 from referee.wire.values import MatchStatus
-
-
-def _record(result: dict[str, Any]) -> str:
-    """The result's record for its results-stream entry (what the ladder decodes instead of the whole result);
-    '' for a result without the values, whose entry then goes without one, like entries stored before."""
-    try:
-        return record_json(result)
-    except (KeyError, TypeError, ValueError, AttributeError):
-        return ""
 
 
 class Priority(StrEnum):
@@ -90,11 +81,7 @@ if ARGV[6] ~= '' then redis.call('SET', KEYS[4], ARGV[6]) end
 redis.call('EXPIRE', KEYS[5], tonumber(ARGV[9]))
 redis.call('ZADD', KEYS[6], ARGV[2], ARGV[5])
 for i = 7, #KEYS do redis.call('SREM', KEYS[i], ARGV[5]) end
-if ARGV[10] ~= '' then
-  redis.call('XADD', KEYS[3], '*', 'match_id', ARGV[5], '{keys.RESULT_RECORD}', ARGV[10])
-else
-  redis.call('XADD', KEYS[3], '*', 'match_id', ARGV[5])
-end
+redis.call('XADD', KEYS[3], '*', 'match_id', ARGV[5], '{keys.RESULT_RECORD}', ARGV[10])
 redis.call('XACK', KEYS[2], ARGV[3], ARGV[4])
 redis.call('XDEL', KEYS[2], ARGV[4])
 return 1
@@ -297,7 +284,7 @@ class MatchQueue:
     def complete(
         self,
         claim: Claim,
-        result: dict[str, Any],
+        result: StoredResult,
         *,
         transcript: str = "",
         worker: str = "",
@@ -312,8 +299,8 @@ class MatchQueue:
         done = self._complete(
             keys=[keys.match(mid), keys.queue(claim.priority), keys.results(), keys.transcript(mid), keys.events(mid),
                   keys.matches_finished(), *(keys.bot_running(b) for b in sorted(set(bots)))],
-            args=[json.dumps(result), f"{time.time():.6f}", keys.CONSUMER_GROUP, claim.entry_id, claim.match_id,
-                  transcript, worker, str(result.get("end_reason", "")), EVENTS_TTL_S, _record(result)],
+            args=[result.to_json(), f"{time.time():.6f}", keys.CONSUMER_GROUP, claim.entry_id, claim.match_id,
+                  transcript, worker, result.result.end_reason.value, EVENTS_TTL_S, result.record_json()],
         )  # fmt: skip
         if done == -1:
             raise LeaseLostError(f"match {claim.match_id} is held by another worker now")

@@ -7,6 +7,9 @@ Any number of ladder processes may apply results (the ladder is atomic per match
 per arena (``--no-schedule`` on the others), since each scheduler keeps its own in-memory view of the
 matches it queued.
 
+It lives here, not in ``arena.ladder``, because it wires the ladder to the match service (the registry, the
+queue): the ladder itself imports nothing of the service, and this layer assembles processes from both.
+
 ``LadderLagCollector`` reads how far the ``ladder`` group is behind, for the ``/metrics`` of the process
 that runs the ladder (``arena.metrics`` names the families).
 """
@@ -37,7 +40,7 @@ from arena.service.matches import MatchRequestError, MatchStore
 from arena.service.queue import DuplicateMatchError, MatchQueue, Priority
 from arena.service.registry import Registry
 
-log = structlog.get_logger("arena.ladder.store")
+log = structlog.get_logger("arena.ladder.store")  # the name its log lines have always had
 
 
 class RegistryBots:
