@@ -20,11 +20,11 @@ import redis
 
 from arena import keys
 from arena.service.names import fold
+from arena.tokens import new_bot_token
 from referee import games
 from referee.wire.values import token_sha256
 
 PRESENCE_TTL_S: Final = 30
-TOKEN_PREFIX: Final = "arena_"
 NAME_RE: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
 DEFAULT_MAX_CONCURRENT: Final = 4
 
@@ -43,10 +43,6 @@ class DuplicateBotError(RegistryError):
 
 class RetiredBotError(RegistryError):
     """The bot is retired: it plays no more and takes no change but a new token."""
-
-
-def new_token() -> str:
-    return TOKEN_PREFIX + secrets.token_urlsafe(32)
 
 
 @dataclass(frozen=True)
@@ -179,7 +175,7 @@ class Registry:
         _check_games(game_ids)
         if not 1 <= max_concurrent <= 1000:
             raise RegistryError("max_concurrent is between 1 and 1000")
-        token = new_token()
+        token = new_bot_token()
         created: Any = self._register(
             keys=[keys.bot(name), keys.token(token_sha256(token)), keys.bots(), keys.bot_name_fold(fold(name))],
             args=[name, owner.strip(), json.dumps(sorted(set(game_ids))), token_sha256(token), max_concurrent,
@@ -201,7 +197,7 @@ class Registry:
         return sum(bool(done) for done in pipe.execute())
 
     def rotate_token(self, name: str) -> str:
-        token = new_token()
+        token = new_bot_token()
         done = self._rotate(
             keys=[keys.bot(name), keys.token(token_sha256(token))],
             args=[token_sha256(token), keys.token(""), name],
