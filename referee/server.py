@@ -32,7 +32,9 @@ from referee.wire.contract import (
     control_to_proto,
     malformed,
     new_server,
+    refuse_bot_token,
     refuse_stream,
+    require_bot_token,
     result_to_proto,
     serve,
     service_name,
@@ -563,17 +565,11 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):
         """gRPC's reader/writer form: this writes with ``context.write`` and its reader task reads with
         ``context.read``. Yielding the messages and taking ``request_iterator`` puts three async generators
         (gRPC's, ``EdgeInterceptor``'s two) in each message's way, ~3 % of a move's round trip."""
-        token = bearer(context)
-        if token is None:
-            await refuse_stream(
-                context, grpc.StatusCode.UNAUTHENTICATED, "missing bot token: send 'authorization: Bearer <token>'"
-            )
+        token = await require_bot_token(context, bearer(context), refuse_stream)
         token_hash = token_sha256(token)
         admitted, identity = await self.referee.admit(token_hash)
         if not admitted:
-            await refuse_stream(
-                context, grpc.StatusCode.UNAUTHENTICATED, "unknown bot token (or rotated, or its bot disabled)"
-            )
+            await refuse_bot_token(context, "unknown bot token (or rotated, or its bot disabled)", refuse=refuse_stream)
         session = self.referee.open_session(token_hash, identity)
         slog = log.bind(session_id=session.session_id)
         reader = asyncio.get_running_loop().create_task(self._read(context, session))

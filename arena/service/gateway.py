@@ -43,8 +43,11 @@ from referee.wire import arena_pb2, arena_pb2_grpc, bot_pb2
 from referee.wire.contract import (
     abort,
     bearer,
+    disabled_bot,
     from_proto_enum,
     new_server,
+    refuse_bot_token,
+    require_bot_token,
     result_to_proto,
     serve,
     service_name,
@@ -247,23 +250,17 @@ class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
     ) -> AsyncIterator[arena_pb2.SessionEvent]:
         """A bot's session: its welcome, the matches it is seated in now, then every new assignment
         and a heartbeat every ``HEARTBEAT_S`` (all from the gateway's ``SessionHub``)."""
-        token = bearer(context)
-        if token is None:
-            await abort(
-                context, grpc.StatusCode.UNAUTHENTICATED, "missing bot token: send 'authorization: Bearer <token>'"
-            )
+        token = await require_bot_token(context, bearer(context))
         problem = bot_text_error(bot_version=request.bot_version, sdk_version=request.sdk_version)
         if problem is not None:
             await abort(context, grpc.StatusCode.INVALID_ARGUMENT, problem)
         bot = await self._call(context, self.registry.authenticate, token)
         if bot is None:
             if await self._call(context, self._resolve, token) is not None:  # the admin's or an owner's
-                await abort(context, grpc.StatusCode.PERMISSION_DENIED, "sessions are bots': use a bot's token")
-            await abort(context, grpc.StatusCode.UNAUTHENTICATED, "unknown bot token")
+                await refuse_bot_token(context, "sessions are bots': use a bot's token", known=True)
+            await refuse_bot_token(context, "unknown bot token")
         if not bot.enabled:
-            await abort(
-                context, grpc.StatusCode.PERMISSION_DENIED, f"bot {bot.name} is disabled: {bot.disabled_reason or '-'}"
-            )
+            await refuse_bot_token(context, disabled_bot(bot.name, bot.disabled_reason), known=True)
         await self.limit_session(bot.name, context)
         name = bot.name
         session_id = secrets.token_hex(6)
