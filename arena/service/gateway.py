@@ -179,19 +179,16 @@ class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
         try:
             return await asyncio.to_thread(fn, *args, **kwargs)
         except REFUSALS as e:
+            if isinstance(e, ArchiveError):  # the operator's to mend: the client is told DATA_LOSS
+                log.error("archived transcript unreadable", error=str(e))
             await abort(context, status_of(e), str(e))
         except TROUBLE as e:  # away, or refusing writes: never UNKNOWN
             metrics.REDIS_ERRORS.labels("gateway").inc()
             await abort(context, grpc.StatusCode.UNAVAILABLE, trouble(e))
-        except ArchiveError as e:  # Redis says archived; the file is not there (or this gateway has no archive)
-            log.error("archived transcript unreadable", error=str(e))
-            await abort(context, grpc.StatusCode.DATA_LOSS, str(e))
 
     async def _match(self, context: grpc.aio.ServicerContext, match_id: str) -> MatchRecord:
-        """The match's record, or NOT_FOUND."""
-        m: MatchRecord | None = await self._call(context, self.store.describe, match_id)
-        if m is None:
-            await abort(context, grpc.StatusCode.NOT_FOUND, f"no match {match_id!r}")
+        """The match's record, or NOT_FOUND (``UnknownMatchError``)."""
+        m: MatchRecord = await self._call(context, self.store.get, match_id)
         return m
 
     async def _caller(self, context: grpc.aio.ServicerContext) -> Caller:
@@ -230,18 +227,13 @@ class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
         raise AssertionError  # abort raises
 
     async def _owned_bot(self, context: grpc.aio.ServicerContext, caller: Caller, name: str) -> BotRecord:
-        """The bot ``name`` if the caller may manage it (admin, its owner; ``bot_itself``: the bot too):
-        NOT_FOUND / PERMISSION_DENIED otherwise."""
-        bot: BotRecord | None = await self._call(context, self.registry.find, name)
-        if caller.kind is CallerKind.ADMIN or (caller.kind is CallerKind.OWNER and bot is not None and
-                                               bot.owner == caller.name):  # fmt: skip
-            if bot is None:
-                await abort(context, grpc.StatusCode.NOT_FOUND, f"no bot named {name!r}")
-            return bot
-        if caller.kind is CallerKind.OWNER and bot is None:
-            await abort(context, grpc.StatusCode.NOT_FOUND, f"no bot named {name!r}")
+        """The bot ``name`` if the caller may manage it (the admin, its owner): NOT_FOUND to them when
+        there is no such bot (``UnknownBotError``), PERMISSION_DENIED to anyone else."""
+        if caller.kind in (CallerKind.ADMIN, CallerKind.OWNER):
+            bot: BotRecord = await self._call(context, self.registry.get, name)
+            if caller.kind is CallerKind.ADMIN or bot.owner == caller.name:
+                return bot
         await abort(context, grpc.StatusCode.PERMISSION_DENIED, f"bot {name} is not yours")
-        raise AssertionError
 
     # ------------------------------------------------------------------ sessions
 
