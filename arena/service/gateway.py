@@ -60,6 +60,8 @@ log = structlog.get_logger("arena.service.gateway")
 
 FOLLOW_POLL_S: Final = 0.2
 HOUSEKEEPING_S: Final = 60.0
+UNKNOWN_TOKEN: Final = "unknown token (wrong, or rotated away)"
+"""A token that is nobody's, on any call of the gateway (``_caller``, ``TokenGate``)."""
 
 
 def jsonl_lines(text: str) -> list[str]:
@@ -205,7 +207,7 @@ class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
         caller: Caller | None = await self._call(context, self._resolve, token)
         if caller is None:
             self.guard.unknown(address, now)
-            await abort(context, grpc.StatusCode.UNAUTHENTICATED, "unknown token (wrong, or rotated away)")
+            await abort(context, grpc.StatusCode.UNAUTHENTICATED, UNKNOWN_TOKEN)
         return caller
 
     def _resolve(self, token: str) -> Caller | None:
@@ -570,7 +572,7 @@ class TokenGate(grpc.aio.ServerInterceptor):  # type: ignore[misc]
                 except TROUBLE:
                     known = True  # the handler meets Redis's absence itself (UNAVAILABLE)
                 if not known:
-                    await abort(context, grpc.StatusCode.UNAUTHENTICATED, "unknown token (wrong, or rotated away)")
+                    await abort(context, grpc.StatusCode.UNAUTHENTICATED, UNKNOWN_TOKEN)
             result = behavior(request, context)
             return await result if inspect.isawaitable(result) else result
 

@@ -64,7 +64,8 @@ HELLO_TIMEOUT_S: Final = 30.0
 HELLO_UNKNOWN_S: Final = 5.0
 """The same for a stream with no token or one that is no bot's (it will be refused anyway)."""
 HELLO_CROWDED_S: Final = 1.0
-UNKNOWN: Final = "unknown bot token (or rotated away)"
+UNKNOWN_BOT_TOKEN: Final = "unknown bot token (or rotated away)"
+"""Play's words for a token that names no bot (``referee.wire.contract.refuse_bot_token``)."""
 MAX_WAITING_HELLO_PER_CLIENT: Final = 64
 MAX_WAITING_HELLO: Final = 4096
 """Streams waiting for their Hello, per client address and per gateway: past these a new stream is refused
@@ -224,7 +225,7 @@ class PlayRelay:
             )  # fmt: skip
         token = await require_bot_token(context, token)
         if first is None and bot is None:  # no Hello, and not a bot's token: refused for the token
-            await refuse_bot_token(context, UNKNOWN)
+            await refuse_bot_token(context, UNKNOWN_BOT_TOKEN)
         if first is None:
             await abort(context, grpc.StatusCode.DEADLINE_EXCEEDED, f"no Hello within {wait:g} s")
         if first is grpc.aio.EOF:
@@ -238,7 +239,7 @@ class PlayRelay:
         if bot is None:
             if self.known is not None and await asyncio.to_thread(self.known, token) is not None:
                 await refuse_bot_token(context, "Play is bots': use a bot's token", known=True)
-            await refuse_bot_token(context, UNKNOWN)
+            await refuse_bot_token(context, UNKNOWN_BOT_TOKEN)
         if not bot.enabled:
             await refuse_bot_token(context, disabled_bot(bot.name, bot.disabled_reason), known=True)
         if self.limiter is not None:
