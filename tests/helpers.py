@@ -31,7 +31,8 @@ from arena.service.client import ArenaClient
 from arena.service.gateway import start_gateway
 from arena.service.owners import REFERENCE_OWNER, Owners
 from arena.service.registry import Registry
-from referee.server import Referee, start_server
+from referee.host import Referee
+from referee.server import start_server
 from referee.wire import bot_pb2
 from sdk.arena_client import ArenaBotRunner
 from sdk.bot import Bot, Turn

@@ -14,7 +14,7 @@ import pytest
 
 from arena.service.relay import _RefusedError, _route, _upstream_hello
 from referee.games import TimeControl
-from referee.server import Referee
+from referee.host import Referee
 from referee.spec import MatchSpec, SeatSpec
 from referee.wire import bot_pb2, bot_pb2_grpc
 from referee.wire.contract import MAX_BATCH, NO_BATCHES, TOO_LONG

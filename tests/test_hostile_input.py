@@ -38,7 +38,8 @@ from arena.redis_client import connect
 from arena.service.gateway import start_gateway
 from arena.service.registry import Registry
 from referee.games import TimeControl
-from referee.server import Referee, start_server
+from referee.host import Referee
+from referee.server import start_server
 from referee.spec import MatchSpec, SeatSpec
 from referee.wire import arena_pb2, arena_pb2_grpc, bot_pb2, bot_pb2_grpc, ladder_pb2, match_pb2, referee_pb2
 from referee.wire.contract import ListenError

@@ -161,10 +161,10 @@ def test_weak_secrets_are_refused_with_how_to_make_a_good_one(token: str, why: s
 
 
 def test_the_arenas_own_tokens_and_32_random_bytes_pass() -> None:
-    from arena.service import owners, registry
+    from arena.tokens import new_admin_token, new_bot_token, new_owner_token
 
     for _ in range(200):
-        for token in (registry.new_token(), owners.new_token(), "arena_admin_" + secrets.token_urlsafe(32),
+        for token in (new_bot_token(), new_owner_token(), new_admin_token(),
                       secrets.token_hex(32), secrets.token_urlsafe(32)):  # fmt: skip
             assert weak_token_reason(token) is None, token
 

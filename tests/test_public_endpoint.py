@@ -355,12 +355,11 @@ def test_a_weak_admin_token_is_refused_at_start_up_with_a_clear_message(token: s
 def test_strong_tokens_pass_the_strength_check() -> None:
     import secrets
 
-    from arena.service.registry import new_token
-    from arena.tokens import weak_token_reason
+    from arena.tokens import new_bot_token, weak_token_reason
 
     for _ in range(500):
         admin = "arena_admin_" + secrets.token_urlsafe(32)
-        for token in (secrets.token_urlsafe(32), secrets.token_hex(32), new_token(), admin):
+        for token in (secrets.token_urlsafe(32), secrets.token_hex(32), new_bot_token(), admin):
             assert weak_token_reason(token) is None, token
 
 

@@ -20,7 +20,8 @@ import pytest
 
 from referee import games, transcript
 from referee.games import TimeControl
-from referee.server import Referee, start_server
+from referee.host import Referee
+from referee.server import start_server
 from referee.spec import MatchSpec, SeatSpec
 from referee.wire import bot_pb2, bot_pb2_grpc, contract, match_pb2, referee_pb2, referee_pb2_grpc
 from referee.wire.values import EndReason, MatchResult, SeatStatus, token_sha256
@@ -296,7 +297,8 @@ def test_wrong_token_is_unauthenticated() -> None:
 
 SERVE_SCRIPT = """
 import asyncio, sys
-from referee.server import Referee, start_server
+from referee.host import Referee
+from referee.server import start_server
 
 async def main():
     server, port = await start_server(Referee())
@@ -688,7 +690,8 @@ def test_a_seat_token_hash_must_be_the_lowercase_hex_digest() -> None:
 SHUTDOWN_SCRIPT = """
 import asyncio, sys
 import grpc
-from referee.server import Referee, start_server
+from referee.host import Referee
+from referee.server import start_server
 from referee.wire import bot_pb2, bot_pb2_grpc
 from referee.wire.values import token_sha256
 
@@ -725,7 +728,7 @@ def test_a_referee_shutting_down_ends_every_stream_with_unavailable_and_logs_no_
     import sys
     from pathlib import Path
 
-    from referee.server import SHUTTING_DOWN
+    from referee.host import SHUTTING_DOWN
 
     root = Path(__file__).resolve().parent.parent
     done = subprocess.run([sys.executable, "-c", SHUTDOWN_SCRIPT], cwd=root, capture_output=True, text=True,

@@ -329,12 +329,6 @@ def refused(e: Exception) -> str:
     return str(e)
 
 
-def error(e: Exception) -> int:
-    """Report a refused call on stderr; the command's exit status."""
-    report(refused(e))
-    return 1
-
-
 def utc(t: float) -> str:
     """A timestamp as UTC date and minute, ``2026-11-26 22:43`` (``-`` for none): every time the CLI, the
     ladder's pages and charts and the replay page show is UTC, and the column or label says so."""

@@ -14,7 +14,6 @@ from arena.cli.common import (
     console,
     emit_json,
     emit_json_line,
-    error,
     errors,
     float_type,
     int_type,
@@ -37,24 +36,19 @@ def _time_control(args: argparse.Namespace) -> dict[str, int]:
 
 
 def cmd_match_request(args: argparse.Namespace) -> int:
-    from arena.errors import ArenaError
-
     s = settings(args)
-    try:
-        with client(s, s["admin_token"] or s["owner_token"]) as c:
-            match_id, seed_hash = c.request_match(
-                args.game, args.bots, seed=args.seed or "", rated=args.rated, match_id=args.id or "",
-                time_control=_time_control(args),
-            )  # fmt: skip
-            _warn_offline(c, args.game, args.bots, match_id)
-            if args.wait:
-                with progress(transient=True) as bar:
-                    bar.add_task(f"waiting for {match_id}", total=None)
-                    while from_proto_enum(MatchStatus, c.describe(match_id).state) is not MatchStatus.FINISHED:
-                        time.sleep(0.5)
-                m = c.describe(match_id)
-    except ArenaError as e:
-        return error(e)
+    with client(s, s["admin_token"] or s["owner_token"]) as c:
+        match_id, seed_hash = c.request_match(
+            args.game, args.bots, seed=args.seed or "", rated=args.rated, match_id=args.id or "",
+            time_control=_time_control(args),
+        )  # fmt: skip
+        _warn_offline(c, args.game, args.bots, match_id)
+        if args.wait:
+            with progress(transient=True) as bar:
+                bar.add_task(f"waiting for {match_id}", total=None)
+                while from_proto_enum(MatchStatus, c.describe(match_id).state) is not MatchStatus.FINISHED:
+                    time.sleep(0.5)
+            m = c.describe(match_id)
     aborted = args.wait and from_proto_enum(EndReason, m.result.end_reason) is EndReason.ABORTED
     if args.json:
         emit_json({"match_id": match_id, "seed_sha256": seed_hash, "match": m if args.wait else None})
@@ -105,18 +99,13 @@ def _print_matches(matches: list[Any]) -> None:
 
 
 def cmd_match_list(args: argparse.Namespace) -> int:
-    from arena.errors import ArenaError
-
     s = settings(args)
-    try:
-        with client(s, "") as c:
-            matches = c.list_matches(
-                bot_name=args.bot or "", game_id=args.game or "", owner=args.owner or "", limit=args.limit,
-                since=time.time() - args.since_hours * 3600 if args.since_hours else 0,
-                state=MatchStatus(args.state) if args.state else None,
-            )  # fmt: skip
-    except ArenaError as e:
-        return error(e)
+    with client(s, "") as c:
+        matches = c.list_matches(
+            bot_name=args.bot or "", game_id=args.game or "", owner=args.owner or "", limit=args.limit,
+            since=time.time() - args.since_hours * 3600 if args.since_hours else 0,
+            state=MatchStatus(args.state) if args.state else None,
+        )  # fmt: skip
     if args.json:
         emit_json(matches)
         return 0
@@ -125,8 +114,6 @@ def cmd_match_list(args: argparse.Namespace) -> int:
 
 
 def cmd_match_watch(args: argparse.Namespace) -> int:
-    from arena.errors import ArenaError
-
     class Watch(transcript.Visitor):
         def header(self, header: transcript.Header, state: games.State) -> None:
             names = ", ".join(x.bot_name for x in header.seats)
@@ -153,8 +140,6 @@ def cmd_match_watch(args: argparse.Namespace) -> int:
                     emit_json_line(line)
             else:
                 transcript.walk_lines(c.follow(args.match_id), Watch())  # printed as the lines come
-    except (ArenaError, transcript.TranscriptError) as e:
-        return error(e)
     except KeyboardInterrupt:
         return 130
     return 0

@@ -169,8 +169,9 @@ def _token_line(args: argparse.Namespace, s: dict[str, Any], data: Path) -> str:
 def cmd_referee_serve(args: argparse.Namespace) -> int:
     import structlog
 
+    from referee.host import Referee
     from referee.logs import configure
-    from referee.server import Referee, start_server
+    from referee.server import start_server
     from referee.wire.values import token_sha256
 
     configure(json=True, level=args.log_level, service="referee")

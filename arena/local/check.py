@@ -45,8 +45,9 @@ from typing import Any
 from arena.local.launch import BotHandle, Launcher, exit_status
 from referee import chance, games, transcript
 from referee.games import TimeControl
+from referee.host import Referee
 from referee.match import Match
-from referee.server import Referee, start_server
+from referee.server import start_server
 from referee.spec import MatchSpec, SeatSpec
 from referee.wire.values import EndReason, token_sha256
 from sdk.bot import Bot, Turn

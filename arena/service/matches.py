@@ -33,6 +33,10 @@ class MatchRequestError(ValueError):
     """A match request that cannot be queued; the message says why. Nothing was queued."""
 
 
+class UnknownMatchError(LookupError):
+    """No match of that id (never requested, or its record expired)."""
+
+
 def new_match_id(game_id: str) -> str:
     return f"{game_id}-{secrets.token_hex(4)}"
 
@@ -134,6 +138,13 @@ class MatchStore:
         """The public record of a match (never its seed before the end), or None."""
         raw = self.r.hgetall(keys.match(match_id))
         return _record(match_id, raw) if raw else None
+
+    def get(self, match_id: str) -> MatchRecord:
+        """``describe``, for a caller that names a match which must exist: else UnknownMatchError."""
+        m = self.describe(match_id)
+        if m is None:
+            raise UnknownMatchError(f"no match {match_id!r}")
+        return m
 
     def search(
         self,

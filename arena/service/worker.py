@@ -37,8 +37,9 @@ from arena.service.queue import Claim, LeaseLostError, MatchQueue
 from arena.service.registry import Registry
 from referee import transcript
 from referee.chance import new_seed
+from referee.host import MOVED, Referee
 from referee.match import Match
-from referee.server import MOVED, Referee, start_server
+from referee.server import start_server
 from referee.spec import MatchSpec, SeatSpec
 from referee.wire.tls import ServerTls
 from referee.wire.values import EndReason
