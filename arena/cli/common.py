@@ -41,6 +41,7 @@ from rich.table import Table
 from rich.text import Text
 
 from arena import config
+from referee.games import TimeControl
 from referee.wire.tls import ClientTls, ServerTls, TlsConfigError, client_tls, is_loopback, server_tls, tls_advice
 
 
@@ -147,8 +148,31 @@ positive_int: Final = int_type(1)
 """``--games``, ``--concurrency``, ``--limit``, ``--workers`` ...: 1 or more."""
 non_negative_int: Final = int_type(0)
 port_number: Final = int_type(0, 65_535)
-milliseconds: Final = int_type(1, 3_600_000)
-"""A time control value on the command line: 1 ms to an hour (``TimeControl.MAX_MS``)."""
+
+TIME_CONTROL_FLAGS: Final = {
+    "first_move_ms": (1, "first-move allowance"),
+    "move_ms": (1, "per-move limit"),
+    "bank_ms": (0, "a seat's reserve that overruns of the move limit draw on"),
+    "grace_ms": (1, "network margin added to every deadline, never told to the bot"),
+    "disconnect_grace_ms": (1, "how long a dropped bot may take to come back"),
+    "join_timeout_ms": (1, "how long a match waits for its bots to join"),
+}
+"""Each ``TimeControl`` field's flag: its least value and what it is (tests check these are the fields)."""
+
+
+def add_time_control(p: argparse.ArgumentParser) -> None:
+    """A flag per ``TimeControl`` field (``--move-ms`` ...), for every command that sets up matches, so
+    that each takes the same fields with the same bounds. The upper bounds are the control's own, so a
+    value it would refuse is a usage error here; a flag not given keeps the game's default."""
+    for name, (least, what) in TIME_CONTROL_FLAGS.items():
+        top = TimeControl.FIELD_MAX_MS.get(name, TimeControl.MAX_MS)
+        p.add_argument("--" + name.replace("_", "-"), type=int_type(least, top), help=f"{what} (default: the game's)")
+
+
+def time_control_overrides(args: argparse.Namespace) -> dict[str, int]:
+    """The time control fields given on the command line (``add_time_control``): what a match request
+    sends, or what ``referee.games.time_control`` applies to the game's default."""
+    return {name: value for name in TIME_CONTROL_FLAGS if (value := getattr(args, name)) is not None}
 
 
 def host_port(text: str) -> str:
