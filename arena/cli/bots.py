@@ -50,14 +50,14 @@ def cmd_bot_run(args: argparse.Namespace) -> int:
         kwargs["iterations"] = MEASURED if args.rollouts == "measured" else args.rollouts
     name = REFERENCE_ALIASES.get(args.bot, args.bot)
     bot = load_bot(name, factory=lambda n: make_bot(n, **(kwargs if n == "strong" else {})))
-    if not s["token"]:
+    if not s.token:
         raise CliError("a bot token is needed: --token or ARENA_BOT_TOKEN", 2)
     runner: BotClient | ArenaBotRunner
     tls = dial_tls(s)
     if args.server:
-        runner = BotClient(bot, args.server, s["token"], max_matches=args.matches, tls=tls)
+        runner = BotClient(bot, args.server, s.token, max_matches=args.matches, tls=tls)
     else:
-        runner = ArenaBotRunner(bot, args.arena or s["gateway"], s["token"], max_matches=args.matches, tls=tls,
+        runner = ArenaBotRunner(bot, args.arena or s.gateway, s.token, max_matches=args.matches, tls=tls,
                                 ladder=not args.no_ladder)  # fmt: skip
 
     async def main() -> list[Any]:
@@ -91,7 +91,7 @@ def cmd_bot_register(args: argparse.Namespace) -> int:
 
     s = settings(args)
     try:
-        with client(s, s["admin_token"] or s["owner_token"]) as c:
+        with client(s, s.admin_token or s.owner_token) as c:
             bot, token = c.register_bot(args.name, args.owner, args.game, args.max_concurrent)
     except ArenaError as e:
         return error(e)
@@ -149,7 +149,7 @@ def cmd_bot_enable(args: argparse.Namespace, enabled: bool) -> int:
 
     s = settings(args)
     try:
-        with client(s, s["admin_token"] or s["owner_token"]) as c:
+        with client(s, s.admin_token or s.owner_token) as c:
             bot = c.set_enabled(args.name, enabled, getattr(args, "reason", "") or "")
     except ArenaError as e:
         return error(e)
@@ -165,7 +165,7 @@ def cmd_bot_retire(args: argparse.Namespace) -> int:
 
     s = settings(args)
     try:
-        with client(s, s["admin_token"] or s["owner_token"]) as c:
+        with client(s, s.admin_token or s.owner_token) as c:
             bot = c.retire(args.name, args.reason)
     except ArenaError as e:
         return error(e)
@@ -181,7 +181,7 @@ def cmd_bot_add_game(args: argparse.Namespace) -> int:
 
     s = settings(args)
     try:
-        with client(s, s["admin_token"] or s["owner_token"]) as c:
+        with client(s, s.admin_token or s.owner_token) as c:
             bot = c.add_games(args.name, args.game)
     except ArenaError as e:
         return error(e)

@@ -95,7 +95,7 @@ def progress(**kwargs: Any) -> Progress:
     return Progress(*PROGRESS, **kwargs)
 
 
-def settings(args: argparse.Namespace) -> dict[str, Any]:
+def settings(args: argparse.Namespace) -> config.Settings:
     """Every setting resolved for this command (flag > environment > config file > default); CliError
     (exit 2) for a config file that cannot be read or holds something wrong, or a bad environment value."""
     path = config.config_file(getattr(args, "config", None))
@@ -106,7 +106,7 @@ def settings(args: argparse.Namespace) -> dict[str, Any]:
     except ValueError as e:  # not TOML, or unknown settings (the message names the file)
         raise CliError(f"config file {path}: {e}" if str(path) not in str(e) else str(e), 2) from None
     try:
-        return {name: config.resolve(name, getattr(args, name, None), file_values) for name in config.SETTINGS}
+        return config.Settings.resolve(vars(args), file_values)
     except ValueError as e:
         raise CliError(f"settings: {e}", 2) from None
 
@@ -225,20 +225,20 @@ def add_json(p: argparse.ArgumentParser, what: str = "the result") -> None:
     p.add_argument("--json", action="store_true", help=f"print {what} as JSON (stdout holds nothing else)")
 
 
-def dial_tls(s: dict[str, Any]) -> ClientTls | None:
+def dial_tls(s: config.Settings) -> ClientTls | None:
     """How a command verifies the server it dials (None: plaintext); CliError (exit 2) for a CA file
     that cannot be read."""
     try:
-        return client_tls(bool(s["tls"]), s["tls_ca"] or None, s["tls_server_name"])
+        return client_tls(bool(s.tls), s.tls_ca or None, s.tls_server_name)
     except TlsConfigError as e:
         raise CliError(str(e), 2) from None
 
 
-def listen_tls(s: dict[str, Any], listen: str) -> ServerTls | None:
+def listen_tls(s: config.Settings, listen: str) -> ServerTls | None:
     """A service's TLS from ``--tls-cert``/``--tls-key`` (CliError, exit 2, for unusable files); without
     them on an address other hosts can reach, a warning on stderr that tokens cross the network in clear."""
     try:
-        tls = server_tls(s["tls_cert"] or None, s["tls_key"] or None)
+        tls = server_tls(s.tls_cert or None, s.tls_key or None)
     except TlsConfigError as e:
         raise CliError(str(e), 2) from None
     if tls is None and not is_loopback(listen):
@@ -251,12 +251,12 @@ def listen_tls(s: dict[str, Any], listen: str) -> ServerTls | None:
     return tls
 
 
-def strong_admin_token(s: dict[str, Any], required: bool = False) -> str:
+def strong_admin_token(token: str, required: bool = False) -> str:
     """The configured admin token, refused at start-up (CliError, exit 2) when it is weak: an example
     value, or less than 32 bytes of randomness (``arena.tokens``). Empty is allowed unless ``required``."""
     from arena.tokens import weak_token_reason
 
-    token = str(s["admin_token"] or "")
+    token = token or ""
     if token or required:
         reason = weak_token_reason(token, "the admin token (--admin-token / ARENA_ADMIN_TOKEN)")
         if reason is not None:
@@ -264,7 +264,7 @@ def strong_admin_token(s: dict[str, Any], required: bool = False) -> str:
     return token
 
 
-def rate_limits(s: dict[str, Any]) -> Any:
+def rate_limits(s: config.Settings) -> Any:
     """The per-token rate limits from the settings (``arena.service.ratelimit.RateLimits``); CliError
     (exit 2) names a bad value."""
     from arena.service.ratelimit import RateLimits
@@ -275,17 +275,17 @@ def rate_limits(s: dict[str, Any]) -> Any:
         raise CliError(f"refusing to start: {e}", 2) from None
 
 
-def transcript_archive(s: dict[str, Any], default: str = "") -> tuple[Any, float | None]:
+def transcript_archive(s: config.Settings, default: str = "") -> tuple[Any, float | None]:
     """The transcript archive and the retention in seconds from ``--archive`` (else ``default``) and
     ``--transcript-retention-min``: (None, None) without a folder; CliError (exit 2) for a bad value."""
     from arena.service.archive import TranscriptArchive
 
-    folder = str(s["archive"] or default)
+    folder = str(s.archive or default)
     try:
-        minutes = float(s["transcript_retention_min"])
+        minutes = float(s.transcript_retention_min)
     except (TypeError, ValueError):
         raise CliError(
-            f"refusing to start: --transcript-retention-min {s['transcript_retention_min']!r} is not a number", 2
+            f"refusing to start: --transcript-retention-min {s.transcript_retention_min!r} is not a number", 2
         ) from None
     if not math.isfinite(minutes) or minutes < 0:
         raise CliError("refusing to start: --transcript-retention-min is 0 or more minutes", 2)
@@ -294,12 +294,12 @@ def transcript_archive(s: dict[str, Any], default: str = "") -> tuple[Any, float
     return TranscriptArchive(Path(folder)), minutes * 60
 
 
-def client(s: dict[str, Any], token: str | None = None) -> Any:
+def client(s: config.Settings, token: str | None = None) -> Any:
     """A client of the gateway, with ``token`` (default: the admin token, else the owner's, else the bot's)."""
     from arena.service.client import ArenaClient
 
     return ArenaClient(
-        s["gateway"], token if token is not None else (s["admin_token"] or s["owner_token"] or s["token"]),
+        s.gateway, token if token is not None else (s.admin_token or s.owner_token or s.token),
         tls=dial_tls(s),
     )
 

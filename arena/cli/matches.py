@@ -37,7 +37,7 @@ def cmd_match_request(args: argparse.Namespace) -> int:
     s = settings(args)
     overrides = time_control_overrides(args)
     try:
-        with client(s, s["admin_token"] or s["owner_token"]) as c:
+        with client(s, s.admin_token or s.owner_token) as c:
             match_id, seed_hash = c.request_match(
                 args.game, args.bots, seed=args.seed or "", rated=args.rated, match_id=args.id or "",
                 time_control=overrides,

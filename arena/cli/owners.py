@@ -27,7 +27,7 @@ def cmd_owner_create(args: argparse.Namespace) -> int:
 
     s = settings(args)
     try:
-        with client(s, s["admin_token"]) as c:
+        with client(s, s.admin_token) as c:
             owner, token = c.create_owner(args.name, args.max_bots)
     except ArenaError as e:
         return error(e)
@@ -44,7 +44,7 @@ def cmd_owner_list(args: argparse.Namespace) -> int:
 
     s = settings(args)
     try:
-        with client(s, s["admin_token"]) as c:
+        with client(s, s.admin_token) as c:
             owners = c.list_owners()
     except ArenaError as e:
         return error(e)
@@ -65,7 +65,7 @@ def cmd_owner_set_max_bots(args: argparse.Namespace) -> int:
 
     s = settings(args)
     try:
-        with client(s, s["admin_token"]) as c:
+        with client(s, s.admin_token) as c:
             owner = c.set_owner_max_bots(args.name, args.max_bots)
     except ArenaError as e:
         return error(e)
@@ -81,7 +81,7 @@ def cmd_owner_rotate(args: argparse.Namespace) -> int:
 
     s = settings(args)
     try:
-        with client(s, s["admin_token"] or s["owner_token"]) as c:
+        with client(s, s.admin_token or s.owner_token) as c:
             token = c.rotate_owner_token(args.name)
     except ArenaError as e:
         return error(e)
