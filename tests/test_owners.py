@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -187,12 +188,12 @@ def test_a_limit_refuses_past_its_count_until_the_window_ends_whichever_limiter_
 
 
 def test_limits_come_from_the_settings() -> None:
-    defaults = {name: s.default for name, s in config.SETTINGS.items()}
+    defaults = config.Settings.defaults()
     assert RateLimits.from_settings(defaults) == RateLimits(120, 30, 60)
-    flags = {**defaults, "match_requests_per_min": "5", "rate_window_s": "2.5"}  # flag values are text
+    flags = replace(defaults, match_requests_per_min="5", rate_window_s="2.5")  # flag values are text
     assert RateLimits.from_settings(flags) == RateLimits(120, 5, 2.5)
     with pytest.raises(ValueError, match="match_requests_per_min"):
-        RateLimits.from_settings({**defaults, "match_requests_per_min": "lots"})
+        RateLimits.from_settings(replace(defaults, match_requests_per_min="lots"))
     with pytest.raises(ValueError):
         RateLimits(window_s=0)
 

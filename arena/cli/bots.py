@@ -49,14 +49,14 @@ def cmd_bot_run(args: argparse.Namespace) -> int:
         kwargs["iterations"] = MEASURED if args.rollouts == "measured" else args.rollouts
     name = REFERENCE_ALIASES.get(args.bot, args.bot)
     bot = load_bot(name, factory=lambda n: make_bot(n, **(kwargs if n == "strong" else {})))
-    if not s["token"]:
+    if not s.token:
         raise CliError("a bot token is needed: --token or ARENA_BOT_TOKEN", 2)
     runner: BotClient | ArenaBotRunner
     tls = dial_tls(s)
     if args.server:
-        runner = BotClient(bot, args.server, s["token"], max_matches=args.matches, tls=tls)
+        runner = BotClient(bot, args.server, s.token, max_matches=args.matches, tls=tls)
     else:
-        runner = ArenaBotRunner(bot, args.arena or s["gateway"], s["token"], max_matches=args.matches, tls=tls,
+        runner = ArenaBotRunner(bot, args.arena or s.gateway, s.token, max_matches=args.matches, tls=tls,
                                 ladder=not args.no_ladder)  # fmt: skip
 
     async def main() -> list[Any]:
@@ -87,7 +87,7 @@ def _rollouts(text: str) -> int | str:
 
 def cmd_bot_register(args: argparse.Namespace) -> int:
     s = settings(args)
-    with client(s, s["admin_token"] or s["owner_token"]) as c:
+    with client(s, s.admin_token or s.owner_token) as c:
         bot, token = c.register_bot(args.name, args.owner, args.game, args.max_concurrent)
     if args.json:
         emit_json({"bot": bot, "token": token})
@@ -130,7 +130,7 @@ def cmd_bot_rotate(args: argparse.Namespace) -> int:
 
 def cmd_bot_enable(args: argparse.Namespace, enabled: bool) -> int:
     s = settings(args)
-    with client(s, s["admin_token"] or s["owner_token"]) as c:
+    with client(s, s.admin_token or s.owner_token) as c:
         bot = c.set_enabled(args.name, enabled, getattr(args, "reason", "") or "")
     if args.json:
         emit_json(bot)
@@ -141,7 +141,7 @@ def cmd_bot_enable(args: argparse.Namespace, enabled: bool) -> int:
 
 def cmd_bot_retire(args: argparse.Namespace) -> int:
     s = settings(args)
-    with client(s, s["admin_token"] or s["owner_token"]) as c:
+    with client(s, s.admin_token or s.owner_token) as c:
         bot = c.retire(args.name, args.reason)
     if args.json:
         emit_json(bot)
@@ -152,7 +152,7 @@ def cmd_bot_retire(args: argparse.Namespace) -> int:
 
 def cmd_bot_add_game(args: argparse.Namespace) -> int:
     s = settings(args)
-    with client(s, s["admin_token"] or s["owner_token"]) as c:
+    with client(s, s.admin_token or s.owner_token) as c:
         bot = c.add_games(args.name, args.game)
     if args.json:
         emit_json(bot)

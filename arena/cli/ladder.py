@@ -75,9 +75,9 @@ def _gateway(args: argparse.Namespace) -> Iterator[LadderClient]:
     from arena.ladder.client import LadderClient
 
     s = settings(args)
-    address = s["gateway"]
+    address = s.gateway
     try:
-        with LadderClient(address, s["admin_token"] or s["token"], tls=dial_tls(s)) as c:
+        with LadderClient(address, s.admin_token or s.token, tls=dial_tls(s)) as c:
             yield c
     except ArenaError as e:
         if e.code in ("UNAVAILABLE", "DEADLINE_EXCEEDED"):
@@ -211,19 +211,19 @@ def cmd_ladder_run(args: argparse.Namespace) -> int:
     from referee.wire import ladder_pb2
 
     s = settings(args)
-    configure(json=True, level=s["log_level"], service="ladder")
+    configure(json=True, level=s.log_level, service="ladder")
     try:
-        per_hour = non_negative_int(str(s["ladder_games_per_hour"]))
+        per_hour = non_negative_int(str(s.ladder_games_per_hour))
     except argparse.ArgumentTypeError as e:
         raise CliError(f"refusing to start: --ladder-games-per-hour: {e}", 2) from None
     config = SchedulerConfig(
         games=tuple(args.game or SchedulerConfig().games), queue_depth=args.queue_depth, max_rate=args.max_rate,
         games_per_hour=per_hour,
     )
-    listen = s["listen"] or "0.0.0.0:50071"
-    metrics.serve(int(s["metrics_port"]), listen, [metrics.LADDER], s["redis_url"], [LadderLagCollector])
+    listen = s.listen or "0.0.0.0:50071"
+    metrics.serve(int(s.metrics_port), listen, [metrics.LADDER], s.redis_url, [LadderLagCollector])
     tls = listen_tls(s, listen)
-    runner = LadderRunner(s["redis_url"], config, schedule=not args.no_schedule)
+    runner = LadderRunner(s.redis_url, config, schedule=not args.no_schedule)
 
     async def main(stop: asyncio.Event) -> None:
         from referee.wire.contract import new_server, serve

@@ -10,19 +10,19 @@ from rich.table import Table
 
 from arena.cli.common import (
     add_settings,
+    add_time_control,
     client,
     console,
     emit_json,
     emit_json_line,
     errors,
     float_type,
-    int_type,
-    milliseconds,
     positive_int,
     print_table,
     progress,
     report,
     settings,
+    time_control_overrides,
     utc,
 )
 from referee import games, transcript
@@ -30,19 +30,15 @@ from referee.wire.contract import from_proto_enum
 from referee.wire.values import EndReason, MatchStatus
 
 
-def _time_control(args: argparse.Namespace) -> dict[str, int]:
-    return {k: v for k, v in (("move_ms", args.move_ms), ("first_move_ms", args.first_move_ms),
-                              ("bank_ms", args.bank_ms)) if v is not None}  # fmt: skip
-
-
 def cmd_match_request(args: argparse.Namespace) -> int:
     s = settings(args)
-    with client(s, s["admin_token"] or s["owner_token"]) as c:
+    overrides = time_control_overrides(args)
+    with client(s, s.admin_token or s.owner_token) as c:
         match_id, seed_hash = c.request_match(
             args.game, args.bots, seed=args.seed or "", rated=args.rated, match_id=args.id or "",
-            time_control=_time_control(args),
+            time_control=overrides,
         )  # fmt: skip
-        _warn_offline(c, args.game, args.bots, match_id)
+        _warn_offline(c, args.game, args.bots, match_id, games.time_control(args.game, overrides).join_timeout_ms)
         if args.wait:
             with progress(transient=True) as bar:
                 bar.add_task(f"waiting for {match_id}", total=None)
@@ -62,7 +58,7 @@ def cmd_match_request(args: argparse.Namespace) -> int:
     return 0
 
 
-def _warn_offline(c: Any, game_id: str, bots: list[str], match_id: str) -> None:
+def _warn_offline(c: Any, game_id: str, bots: list[str], match_id: str, join_timeout_ms: int) -> None:
     """Say at once, on stderr, which seated bots have no session: the match was queued all the same (a
     bot may be about to connect) and aborts unless each joins within the join timeout, which a person
     otherwise learns only from the aborted result half a minute later."""
@@ -74,7 +70,7 @@ def _warn_offline(c: Any, game_id: str, bots: list[str], match_id: str) -> None:
         return
     offline = sorted({name for name in bots if name not in online})
     if offline:
-        seconds = games.get(game_id).time_control.join_timeout_ms / 1000
+        seconds = join_timeout_ms / 1000
         errors.print(f"warning: {', '.join(offline)} {'is' if len(offline) == 1 else 'are'} offline: {match_id} "
                      f"aborts unless {'it connects' if len(offline) == 1 else 'they connect'} within {seconds:g} s "
                      "(arena bot run)")  # fmt: skip
@@ -164,9 +160,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--seed")
     p.add_argument("--rated", action="store_true")
     p.add_argument("--id", help="match id (idempotent: a second request with it is refused)")
-    p.add_argument("--move-ms", type=milliseconds)
-    p.add_argument("--first-move-ms", type=milliseconds)
-    p.add_argument("--bank-ms", type=int_type(0, 3_600_000))
+    add_time_control(p)
     p.add_argument("--wait", action="store_true", help="wait for the result")
     p.set_defaults(func=cmd_match_request)
     p = match.add_parser("watch", help="follow a match live")

@@ -23,7 +23,7 @@ from arena.cli.common import (
 
 def cmd_owner_create(args: argparse.Namespace) -> int:
     s = settings(args)
-    with client(s, s["admin_token"]) as c:
+    with client(s, s.admin_token) as c:
         owner, token = c.create_owner(args.name, args.max_bots)
     if args.json:
         emit_json({"owner": owner, "token": token})
@@ -35,7 +35,7 @@ def cmd_owner_create(args: argparse.Namespace) -> int:
 
 def cmd_owner_list(args: argparse.Namespace) -> int:
     s = settings(args)
-    with client(s, s["admin_token"]) as c:
+    with client(s, s.admin_token) as c:
         owners = c.list_owners()
     if args.json:
         emit_json(owners)
@@ -51,7 +51,7 @@ def cmd_owner_list(args: argparse.Namespace) -> int:
 
 def cmd_owner_set_max_bots(args: argparse.Namespace) -> int:
     s = settings(args)
-    with client(s, s["admin_token"]) as c:
+    with client(s, s.admin_token) as c:
         owner = c.set_owner_max_bots(args.name, args.max_bots)
     if args.json:
         emit_json(owner)
@@ -62,7 +62,7 @@ def cmd_owner_set_max_bots(args: argparse.Namespace) -> int:
 
 def cmd_owner_rotate(args: argparse.Namespace) -> int:
     s = settings(args)
-    with client(s, s["admin_token"] or s["owner_token"]) as c:
+    with client(s, s.admin_token or s.owner_token) as c:
         token = c.rotate_owner_token(args.name)
     if args.json:
         emit_json({"name": args.name, "token": token})

@@ -43,6 +43,7 @@ from referee.wire import arena_pb2, arena_pb2_grpc, bot_pb2
 from referee.wire.contract import (
     abort,
     bearer,
+    control_overrides,
     disabled_bot,
     from_proto_enum,
     new_server,
@@ -379,12 +380,10 @@ class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
         caller = await self._require(context, CallerKind.OWNER)
         if caller.kind is CallerKind.OWNER:
             await self._owner_may_request(context, caller, request)
-        tc = (
-            {f.name: int(v) for f, v in request.time_control.ListFields()} if request.HasField("time_control") else None
-        )
         match_id, seed_hash = await self._call(
             context, self.store.request, request.game_id, list(request.bot_names), seed=request.seed,
-            rated=request.rated, time_control=tc, match_id=request.match_id, requested_by=caller.name,
+            rated=request.rated, time_control=control_overrides(request.time_control), match_id=request.match_id,
+            requested_by=caller.name,
         )  # fmt: skip
         metrics.MATCHES_REQUESTED.inc()
         log.info("match requested", match_id=match_id, game_id=request.game_id, bots=list(request.bot_names))

@@ -111,7 +111,7 @@ class MatchStore:
             if game_id not in bot.game_ids:
                 raise MatchRequestError(f"bot {name!r} does not play {game_id} (it plays {', '.join(bot.game_ids)})")
         try:
-            control = games.get(game_id).time_control.with_overrides(**(time_control or {}))
+            control = games.time_control(game_id, time_control)
         except ValueError as e:
             raise MatchRequestError(str(e)) from None
         for name, top in ARENA_MAX_MS.items():

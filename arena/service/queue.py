@@ -157,7 +157,7 @@ class QueuedMatch:
             match_id=d["match_id"],
             game_id=d["game_id"],
             bot_names=tuple(s["bot_name"] for s in seats),
-            time_control=TimeControl.from_dict(tc) if tc else games.get(d["game_id"]).time_control,
+            time_control=TimeControl.from_dict(tc) if tc else games.time_control(d["game_id"]),
             seed_sha256=d.get("seed_sha256", ""),
             rated=bool(d.get("rated", False)),
             requested_by=d.get("requested_by", ""),

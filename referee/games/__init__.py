@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Literal, overload
 
 from referee.games.core import (
@@ -44,6 +45,14 @@ def get(game_id: str) -> ShangriLaGame | ShanghaienGame:
         raise KeyError(f"unknown game id {game_id!r}; known: {', '.join(GAME_IDS)}") from None
 
 
+def time_control(game_id: str, overrides: Mapping[str, int | None] | None = None) -> TimeControl:
+    """The time control of a match of ``game_id``: the game's default with ``overrides`` (a field given
+    as None or 0 keeps the default). The one place a game's default meets what a match asks for, so the
+    CLI, the gateway, the referee and a stored match cannot disagree on it. KeyError for an unknown game,
+    ValueError for an unknown field or a value out of range (``TimeControl.with_overrides``)."""
+    return get(game_id).time_control.with_overrides(**(overrides or {}))
+
+
 __all__ = [
     "CHANCE",
     "GAMES",
@@ -59,4 +68,5 @@ __all__ = [
     "State",
     "TimeControl",
     "get",
+    "time_control",
 ]

@@ -96,10 +96,16 @@ def control_to_proto(tc: TimeControl) -> match_pb2.TimeControl:
     return match_pb2.TimeControl(**tc.to_dict())
 
 
+def control_overrides(tc: match_pb2.TimeControl) -> dict[str, int]:
+    """The fields a TimeControl message sets, by name: what a request asks to change of the game's
+    default (proto3 cannot tell a zero from unset, and a zero keeps the default anyway)."""
+    return {f.name: int(v) for f, v in tc.ListFields()}
+
+
 def control_from_proto(tc: match_pb2.TimeControl, game_id: str) -> TimeControl:
     """The game's default time control with the fields the message sets (0 or absent: the default).
     ValueError names a field out of range."""
-    return games.get(game_id).time_control.with_overrides(**{f.name: int(v) for f, v in tc.ListFields()})
+    return games.time_control(game_id, control_overrides(tc))
 
 
 def result_to_proto(r: MatchResult) -> match_pb2.MatchResult:
