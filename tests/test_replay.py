@@ -25,7 +25,7 @@ import pytest
 from arena.cli.main import main
 from arena.replay import replay_data, replay_html
 from arena.replay.frames import apply_patch, frames_of, patch
-from arena.replay.layout import VILLAGE_RADIUS, VILLAGE_XY
+from arena.replay.games.shangrila.layout import VILLAGE_RADIUS, VILLAGE_XY
 from arena.replay.page import asset
 from referee import games
 from referee import transcript as transcripts
