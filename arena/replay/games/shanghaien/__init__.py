@@ -5,7 +5,6 @@ score sheet of the last position (H9, nation by nation). The page's parts are ``
 from __future__ import annotations
 
 from collections import Counter
-from functools import cached_property
 from typing import Any
 
 from arena.replay.drawing import ViewDrawing, script_beside
@@ -34,13 +33,9 @@ def shanghaien_effect(before: dict[str, Any], after: dict[str, Any]) -> dict[str
 class ShanghaienDrawing(ViewDrawing):
     """The tavern with its dice, both crews, the Shanghai's account and the final score sheet."""
 
-    @cached_property
-    def script(self) -> str:  # type: ignore[override]
-        return script_beside(__name__, "drawing.js")
-
-    @cached_property
-    def style(self) -> str:  # type: ignore[override]
-        return script_beside(__name__, "drawing.css")
+    def __init__(self) -> None:
+        self.script = script_beside(__name__, "drawing.js")
+        self.style = script_beside(__name__, "drawing.css")
 
     def effect(self, before: dict[str, Any], after: dict[str, Any], action: Any) -> dict[str, Any]:
         return shanghaien_effect(before, after)

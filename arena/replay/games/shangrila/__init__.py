@@ -4,7 +4,6 @@ carries the board's layout (``layout``). The page's parts are ``drawing.js`` and
 
 from __future__ import annotations
 
-from functools import cached_property
 from typing import Any
 
 from arena.replay.drawing import ViewDrawing, script_beside
@@ -55,13 +54,9 @@ def shangrila_effect(before: dict[str, Any], after: dict[str, Any], action: Any)
 class ShangriLaDrawing(ViewDrawing):
     """The board (villages, bridges, Stones, a journey's arrow), the supplies and the journey's account."""
 
-    @cached_property
-    def script(self) -> str:  # type: ignore[override]
-        return script_beside(__name__, "drawing.js")
-
-    @cached_property
-    def style(self) -> str:  # type: ignore[override]
-        return script_beside(__name__, "drawing.css")
+    def __init__(self) -> None:
+        self.script = script_beside(__name__, "drawing.js")
+        self.style = script_beside(__name__, "drawing.css")
 
     def effect(self, before: dict[str, Any], after: dict[str, Any], action: Any) -> dict[str, Any]:
         return shangrila_effect(before, after, action)
