@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -58,6 +59,51 @@ SETTINGS: Final = {
                 "when it is not the host dialled"),
     )
 }
+
+
+NumberText = int | str
+"""A number setting: a whole number from the environment, the file or the default, but a flag's text as
+typed; the service that uses it parses it, so that its refusal names the setting (``RateLimits.from_settings``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """Every setting resolved for one command, as typed attributes instead of a dict read by string key,
+    so that mypy catches a misspelt or mistyped one. ``SETTINGS`` stays the one place a setting, its
+    default, variable and help live: the fields are its names in its order, each typed by its default
+    (``tests/test_registry.py`` checks that they agree)."""
+
+    redis_url: str
+    gateway: str
+    admin_token: str
+    token: str
+    owner_token: str
+    session_opens_per_min: NumberText
+    match_requests_per_min: NumberText
+    rate_window_s: NumberText
+    archive: str
+    transcript_retention_min: NumberText
+    ladder_games_per_hour: NumberText
+    listen: str
+    advertise: str
+    metrics_port: int  # its flag is parsed as a port already
+    log_level: str
+    tls_cert: str
+    tls_key: str
+    tls: bool
+    tls_ca: str
+    tls_server_name: str
+
+    @classmethod
+    def defaults(cls) -> Settings:
+        """Every setting at its default, whatever the environment and config file say (for tests)."""
+        return cls(**{name: s.default for name, s in SETTINGS.items()})
+
+    @classmethod
+    def resolve(cls, flags: Mapping[str, Any], file_values: dict[str, Any]) -> Settings:
+        """Every setting from its flag in ``flags`` (absent or None: not given), else its environment
+        variable, the file, the default (``resolve``). ValueError names a bad environment value."""
+        return cls(**{name: resolve(name, flags.get(name), file_values) for name in SETTINGS})
 
 
 def config_file(explicit: str | None) -> Path | None:

@@ -30,9 +30,8 @@ def results() -> str:
 
 
 RESULT_RECORD: Final = "record_v1"
-"""Field of a ``results()`` entry: the result in brief (``arena.service.result_record``, what the ladder
-reads). A change of the record's layout takes a new name: entries with the old one are then read from the
-match's result."""
+"""Field of a ``results()`` entry: the result in brief (``arena.results``, what the ladder reads). A change
+of the record's layout takes a new name: entries with the old one are then read from the match's result."""
 
 
 # ---- matches: indexes, event logs, transcripts

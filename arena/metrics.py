@@ -8,6 +8,11 @@ applied, scheduling, and its lag read from Redis when scraped). ``arena serve`` 
 in one process. Labelled counters start with every known label value at 0, so each series exists from
 the first scrape and ``rate()`` sees the first increment.
 
+The families read from Redis are named here (``SCRAPED``); their collectors live beside what they read
+(``arena.service.queue.QueueCollector``, ``arena.local.ladder_runner.LadderLagCollector``) and the process's
+command hands them to ``serve``. So this module is a leaf: of the project it imports only the Redis client
+factory and the wire's values (tests/test_architecture.py).
+
 ``serve(...)`` starts the process's HTTP listener: ``/metrics`` (Prometheus text), ``/healthz`` (200
 ``ok``, or 503 when Redis does not answer) and ``/`` (an index). Port 0 means no listener (tests, local
 runs). docs/operations.md lists the families per process; tests/test_metrics_truth.py holds it to that.
@@ -17,10 +22,9 @@ from __future__ import annotations
 
 import socket
 import threading
-import time
 from collections.abc import Callable, Iterable, Sequence
 from socketserver import ThreadingMixIn
-from typing import Any, Final
+from typing import Any, Final, Protocol
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 import redis
@@ -36,10 +40,9 @@ from prometheus_client import (
     disable_created_metrics,
     make_wsgi_app,
 )
-from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.core import Metric
 from prometheus_client.registry import Collector
 
-from arena import keys
 from arena.redis_client import connect
 from referee.wire.values import EndReason
 
@@ -132,7 +135,6 @@ REDIS_USED: Final = "arena_redis_memory_used_bytes"
 REDIS_MAX: Final = "arena_redis_memory_max_bytes"
 LADDER_LAG: Final = "arena_ladder_lag_seconds"
 LADDER_UNAPPLIED: Final = "arena_ladder_unapplied_results"
-UNAPPLIED_CAP: Final = 1000  # Redis < 7 has no group lag: undelivered results are counted up to this many
 SCRAPED: Final[dict[str, tuple[str, ...]]] = {
     GATEWAY: (QUEUE_DEPTH, MATCHES_BY_STATE, REDIS_USED, REDIS_MAX),
     WORKER: (),
@@ -166,107 +168,9 @@ def all_family_names() -> set[str]:
     return set().union(*(family_names(k) for k in KINDS))
 
 
-class QueueCollector(Collector):
-    """``arena_queue_depth{priority}`` (queued, not yet claimed) and ``arena_matches{state}`` (queued,
-    running: leased to a worker), read from the queue streams, and Redis's memory (``INFO memory``:
-    used and ``maxmemory``, past which ``noeviction`` refuses writes), in one pipelined round trip per
-    scrape."""
-
-    def __init__(self, client: redis.Redis) -> None:
-        self.r = client
-
-    def describe(self) -> Iterable[Metric]:
-        return [GaugeMetricFamily(n, "") for n in (QUEUE_DEPTH, MATCHES_BY_STATE, REDIS_USED, REDIS_MAX)]
-
-    def collect(self) -> Iterable[Metric]:
-        from arena.service.queue import PRIORITIES  # not at import time: arena.service imports this module
-
-        try:
-            pipe = self.r.pipeline(transaction=False)
-            for p in PRIORITIES:
-                pipe.xlen(keys.queue(p))
-                pipe.xpending(keys.queue(p), keys.CONSUMER_GROUP)
-            pipe.info("memory")
-            replies = pipe.execute(raise_on_error=False)
-            for reply in replies:
-                if isinstance(reply, (redis.ConnectionError, redis.TimeoutError)):
-                    raise reply
-        except redis.RedisError as e:
-            _scrape_failed(e)
-            return []
-        depth = GaugeMetricFamily(QUEUE_DEPTH, "Matches waiting for a worker (all workers)", labels=["priority"])
-        running = 0
-        for i, p in enumerate(PRIORITIES):
-            length, pending = replies[2 * i], replies[2 * i + 1]
-            leased = 0 if isinstance(pending, Exception) else int(pending["pending"])  # no group yet: none
-            depth.add_metric([p.value], max(0, int(length) - leased))
-            running += leased
-        queued = sum(s.value for s in depth.samples)
-        states = GaugeMetricFamily(MATCHES_BY_STATE, "Matches in the arena by state", labels=["state"])
-        states.add_metric(["queued"], queued)
-        states.add_metric(["running"], running)
-        out: list[Metric] = [depth, states]
-        memory = replies[-1]
-        if isinstance(memory, dict):
-            out.append(GaugeMetricFamily(REDIS_USED, "Memory Redis uses (INFO used_memory)",
-                                         value=float(memory.get("used_memory", 0))))  # fmt: skip
-            out.append(GaugeMetricFamily(REDIS_MAX, "Redis's maxmemory (0: none set); past it writes fail (noeviction)",
-                                         value=float(memory.get("maxmemory", 0))))  # fmt: skip
-        return out
-
-
-class LadderLagCollector(Collector):
-    """``arena_ladder_lag_seconds`` (age of the oldest result the ladder has not applied; 0 when caught
-    up) and ``arena_ladder_unapplied_results``, from the ``ladder`` group on ``arena:results`` (two
-    round trips per scrape; result ids are their append times)."""
-
-    def __init__(self, client: redis.Redis) -> None:
-        self.r = client
-
-    def describe(self) -> Iterable[Metric]:
-        return [GaugeMetricFamily(LADDER_LAG, ""), GaugeMetricFamily(LADDER_UNAPPLIED, "")]
-
-    def collect(self) -> Iterable[Metric]:
-        try:
-            lag_s, unapplied = self._read()
-        except redis.RedisError as e:
-            _scrape_failed(e)
-            return []
-        return [
-            GaugeMetricFamily(LADDER_LAG, "Age of the oldest result not yet applied to the ladder", value=lag_s),
-            GaugeMetricFamily(
-                LADDER_UNAPPLIED, f"Results not yet applied to the ladder (counted up to {UNAPPLIED_CAP} on "
-                "Redis < 7)", value=unapplied,
-            ),
-        ]  # fmt: skip
-
-    def _read(self) -> tuple[float, int]:
-        stream = keys.results()
-        try:
-            groups: Any = self.r.xinfo_groups(stream)
-        except redis.ResponseError:  # no results stream yet
-            return 0.0, 0
-        group = next((g for g in groups if keys.text(g["name"]) == keys.LADDER_GROUP), None)
-        last = keys.text(group["last-delivered-id"]) if group else "0-0"
-        pending = int(group["pending"]) if group else 0
-        oldest: list[str] = []
-        if pending:
-            summary: Any = self.r.xpending(stream, keys.LADDER_GROUP)
-            if summary.get("min"):
-                oldest.append(keys.text(summary["min"]))
-        lag = group.get("lag") if group else None
-        cap = 1 if lag is not None else UNAPPLIED_CAP
-        undelivered: Any = self.r.xrange(stream, min=f"({last}", count=cap)
-        if undelivered:
-            oldest.append(keys.text(undelivered[0][0]))
-        waiting = int(lag) if lag is not None else len(undelivered)
-        if not oldest:
-            return 0.0, pending + waiting
-        first_ms = min(int(i.split("-")[0]) for i in oldest)
-        return max(0.0, time.time() - first_ms / 1000), pending + waiting
-
-
-def _scrape_failed(e: Exception) -> None:
+def scrape_failed(e: Exception) -> None:
+    """What a Redis-reading collector does when its read fails: count it (``op="scrape"``) and log it; the
+    collector then yields nothing for this scrape."""
     REDIS_ERRORS.labels("scrape").inc()
     log.warning("redis unavailable on scrape", op="scrape", error=str(e)[:200])
 
@@ -274,15 +178,32 @@ def _scrape_failed(e: Exception) -> None:
 # ---------------------------------------------------------------------- the HTTP listener
 
 
-def registry_for(kinds: Sequence[str], client: redis.Redis | None = None) -> CollectorRegistry:
+class ScrapedCollector(Collector, Protocol):
+    """A collector of families read from Redis on each scrape (``SCRAPED``): ``describe`` names them."""
+
+    def describe(self) -> Iterable[Metric]: ...
+
+
+Scraper = Callable[[redis.Redis], ScrapedCollector]
+"""Makes a ``ScrapedCollector`` from the process's Redis client (a collector class is one)."""
+
+
+def registry_for(
+    kinds: Sequence[str], client: redis.Redis | None = None, scrapers: Sequence[Scraper] = ()
+) -> CollectorRegistry:
     """The registry a process of these kinds serves: its families (labelled ones started at every known
-    label value), the Redis-read ones when ``client`` is given, and the process/GC/platform figures."""
+    label value), the Redis-read ones from ``scrapers`` when ``client`` is given, and the
+    process/GC/platform figures. ValueError when the scrapers do not read exactly the kinds' ``SCRAPED``
+    families (a gateway without its queue depth would pass unnoticed otherwise)."""
     reg = CollectorRegistry(auto_describe=True)
     if client is not None:  # first: a failed read counts in this very scrape's arena_redis_errors_total
-        if GATEWAY in kinds:
-            reg.register(QueueCollector(client))
-        if LADDER in kinds:
-            reg.register(LadderLagCollector(client))
+        collectors = [make(client) for make in scrapers]
+        read = {m.name for c in collectors for m in c.describe()}
+        wanted = {name for kind in kinds for name in SCRAPED[kind]}
+        if read != wanted:
+            raise ValueError(f"scrapers for {list(kinds)} read {sorted(read)}, not {sorted(wanted)}")
+        for collector in collectors:
+            reg.register(collector)
     seen: set[int] = set()
     for kind in kinds:
         for family in FAMILIES[kind]:
@@ -373,16 +294,22 @@ class MetricsServer:
 
 
 def serve(
-    port: int, listen: str = "", kinds: Sequence[str] = (), redis_url: str = ""
+    port: int, listen: str = "", kinds: Sequence[str] = (), redis_url: str = "", scrapers: Sequence[Scraper] = ()
 ) -> MetricsServer | None:
     """Serve ``/metrics``, ``/healthz`` and ``/`` for a process of ``kinds`` on the host of ``listen``
     (the process's gRPC listen address: a loopback service keeps its metrics on loopback) and ``port``
-    (0: not at all). OSError naming the address when it cannot bind."""
+    (0: not at all), with the Redis-read families of ``scrapers`` when ``redis_url`` is given. OSError
+    naming the address when it cannot bind."""
     if not port:
         return None
     host = host_of(listen)
     client = connect(redis_url, timeout_s=2.0) if redis_url else None
-    registry = registry_for(kinds, client)
+    try:
+        registry = registry_for(kinds, client, scrapers)
+    except ValueError:
+        if client is not None:
+            client.close()
+        raise
     health = redis_health(client) if client is not None else (lambda: None)
     try:
         family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]

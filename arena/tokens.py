@@ -1,5 +1,7 @@
-"""How strong a secret is: the admin token a deployment is started with must be worth guessing at no
-better than 32 random bytes.
+"""The arena's tokens: how they are made (a bot's, an owner's, a local arena's admin token: here and
+nowhere else, so that every token the arena hands out has the strength checked below) and how strong a
+secret is: the admin token a deployment is started with must be worth guessing at no better than 32
+random bytes.
 
 The estimate is honest rather than clever: the characters of the token (a known prefix such as ``arena_``
 removed) are placed in the smallest usual alphabet that holds them all (hex, base64url, printable ASCII),
@@ -12,11 +14,15 @@ from __future__ import annotations
 
 import itertools
 import math
+import secrets
 import string
 from typing import Final
 
 MIN_BITS: Final = 256
-KNOWN_PREFIXES: Final = ("arena_admin_", "arena_owner_", "arena_")
+BOT_PREFIX: Final = "arena_"
+OWNER_PREFIX: Final = "arena_owner_"
+ADMIN_PREFIX: Final = "arena_admin_"
+KNOWN_PREFIXES: Final = (ADMIN_PREFIX, OWNER_PREFIX, BOT_PREFIX)  # longest first: "arena_" begins them all
 EXAMPLES: Final = frozenset({"change-me", "changeme", "secret", "password", "admin", "token"})
 HOW: Final = 'make one with: python -c "import secrets; print(secrets.token_urlsafe(32))" (or openssl rand -hex 32)'
 _ALPHABETS: Final = (
@@ -25,6 +31,26 @@ _ALPHABETS: Final = (
     (frozenset(string.ascii_letters + string.digits + "+/="), 6.0),
     (frozenset(string.printable.strip()), math.log2(94)),
 )
+
+
+def _new(prefix: str) -> str:
+    """32 random bytes, base64url, after ``prefix`` (which says whose token it is to a person reading it)."""
+    return prefix + secrets.token_urlsafe(32)
+
+
+def new_bot_token() -> str:
+    """A bot's token, shown once (registration, rotation); Redis keeps its SHA-256 only."""
+    return _new(BOT_PREFIX)
+
+
+def new_owner_token() -> str:
+    """An owner's token, shown once (creation, rotation); Redis keeps its SHA-256 only."""
+    return _new(OWNER_PREFIX)
+
+
+def new_admin_token() -> str:
+    """The admin token of a local arena that was given none (``arena local``)."""
+    return _new(ADMIN_PREFIX)
 
 
 def estimated_bits(token: str) -> float:

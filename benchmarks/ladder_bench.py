@@ -38,7 +38,7 @@ from arena import keys
 from arena.ladder.elo import Row
 from arena.ladder.store import Ladder, member
 from arena.local.redisproc import RedisProcess
-from arena.service.result_record import record_json
+from arena.results import record_json
 from referee.wire.values import MatchStatus
 
 

@@ -23,7 +23,7 @@ import random
 import re
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
@@ -31,6 +31,7 @@ if str(ROOT) not in sys.path:
 
 from referee import chance, games  # noqa: E402
 from referee.games import State  # noqa: E402
+from referee.games.shanghaien import ShanghaienState  # noqa: E402
 
 OUT_DIR = ROOT / "seeds" / "perft"
 SEEDS = ("perft-1", "perft-2", "perft-3")
@@ -85,7 +86,7 @@ def play_texts(game_id: str, texts: list[str]) -> State:
 def tricks_start(plies_of: list[list[list[Any]]]) -> list[str]:
     """Shanghaien: the texts reaching the first roll decision where the mover holds a dirty-tricks card."""
     for plies in plies_of:
-        state = games.get("shanghaien").new_state()
+        state = cast(ShanghaienState, games.get("shanghaien").new_state())
         for ply, (text, _count) in enumerate(plies):
             p = state.current_player()
             if p >= 0 and text == "roll" and sum(state.tricks[p * 3 : p * 3 + 3]) > 0:

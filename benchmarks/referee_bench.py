@@ -52,8 +52,9 @@ import grpc
 
 from referee import games
 from referee.games import TimeControl
+from referee.host import Referee
 from referee.logs import configure
-from referee.server import Referee, start_server
+from referee.server import start_server
 from referee.spec import MatchSpec, SeatSpec
 from referee.wire import bot_pb2, bot_pb2_grpc
 from referee.wire.contract import MAX_BATCH

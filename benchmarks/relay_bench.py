@@ -34,9 +34,10 @@ if str(ROOT) not in sys.path:
 
 from referee_bench import cpu_seconds  # noqa: E402  (this directory's)
 
+from arena.errors import ArenaError  # noqa: E402
 from arena.local.arena import arena_command  # noqa: E402
 from arena.local.redisproc import RedisProcess, free_port  # noqa: E402
-from arena.service.client import ArenaClient, ArenaError  # noqa: E402
+from arena.service.client import ArenaClient  # noqa: E402
 from referee.wire import bot_pb2, bot_pb2_grpc  # noqa: E402
 
 CONTROL = {"first_move_ms": 60_000, "move_ms": 60_000, "join_timeout_ms": 60_000}

@@ -1,8 +1,8 @@
 """gRPC's process-wide options, set before anything imports grpc (the C core reads them once, at import).
 
 grpcio 1.80 moved the Python stack onto the EventEngine I/O experiments. On the 2-core machines the
-arena is measured on, the previous poller is 1.6-1.8x faster per bidirectional round trip, a move through
-the referee 1.5x faster, and the referee's and the bots' CPU per move lower (docs/benchmarks.md "gRPC's I/O
+arena is measured on, the previous poller is faster per bidirectional round trip and per move through the
+referee, and the referee's and the bots' CPU per move is lower (the figures: docs/benchmarks.md, "gRPC's I/O
 engine"), so every process of the project turns those experiments off: ``referee``'s package initialiser
 imports this module, and ``arena`` and ``sdk`` import ``referee`` first. Whoever sets
 ``GRPC_EXPERIMENTS`` themselves (even to an empty string, which restores gRPC's defaults) keeps theirs.

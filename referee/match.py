@@ -445,7 +445,8 @@ class Match:
     def _arm(self, due: float) -> None:
         """One deadline timer per match, not one per turn: a turn answered in time leaves it armed for
         the next turn, whose deadline is usually later (``_on_timer`` then waits on). A timer armed and
-        cancelled each move was ~6 % of the referee's Python per move."""
+        cancelled each move cost a measurable share of the referee's Python per move (docs/benchmarks.md,
+        "Figures behind the code's choices")."""
         if self._timer is not None:
             self._timer.cancel()
         self._timer = asyncio.get_running_loop().call_at(due, self._on_timer)

@@ -28,4 +28,4 @@ class MatchSpec:
 
     @property
     def control(self) -> TimeControl:
-        return self.time_control or games.get(self.game_id).time_control
+        return self.time_control or games.time_control(self.game_id)

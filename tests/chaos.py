@@ -29,8 +29,8 @@ from typing import Any
 import redis
 
 from arena import keys
-from arena.ladder.runner import LadderRunner
 from arena.local.arena import LocalArena, WorkerProcess, arena_command
+from arena.local.ladder_runner import LadderRunner
 from arena.service.client import ArenaClient
 from referee import transcript as transcripts
 from sdk.bot import Bot, MatchOutcome, Turn

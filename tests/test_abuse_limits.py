@@ -17,7 +17,7 @@ from arena.service.owners import Owners
 from arena.service.ratelimit import AddressGuard, RateLimiter, RateLimits
 from referee.wire import arena_pb2, arena_pb2_grpc
 from referee.wire.contract import bearer_metadata
-from tests.test_owners import _setup_owner_world, early_in_window, gateway
+from tests.helpers import early_in_window, gateway, setup_owner_world
 
 
 @pytest.fixture
@@ -28,7 +28,7 @@ def r(redis_url: str) -> Any:
 
 
 def test_rotating_a_token_does_not_reset_the_owners_request_count(redis_url: str, r: Any) -> None:
-    tokens = _setup_owner_world(r)
+    tokens = setup_owner_world(r)
     window = 4.0
 
     async def main() -> None:
@@ -54,7 +54,7 @@ def test_rotating_a_token_does_not_reset_the_owners_request_count(redis_url: str
 
 
 def test_unknown_tokens_and_anonymous_follows_are_bounded_per_client_address(redis_url: str, r: Any) -> None:
-    _setup_owner_world(r)
+    setup_owner_world(r)
 
     async def main() -> None:
         async with gateway(redis_url) as address, grpc.aio.insecure_channel(address) as channel:

@@ -1,6 +1,7 @@
 """Dependencies point one way, checked on every import statement (including those inside functions):
 
-    arena.cli -> arena.local -> arena.ladder -> arena.service -> referee (runner, server) and sdk
+    arena.cli -> arena.local -> arena.ladder, arena.service (side by side) -> arena's ground floor
+    (``arena.results``, ``arena.errors``, ``arena.keys``, ...) -> referee (runner, server) and sdk
     referee runner/server -> referee.wire -> referee.games (the engines) <- sdk
 
 - the engines import nothing of the project, nor gRPC, Redis, clocks or global randomness;
@@ -8,7 +9,16 @@
 - the referee imports nothing of the arena or the SDK;
 - the SDK imports nothing of the arena, and of the referee only the engines and the wire contract;
 - the match service imports nothing of the ladder, the local arena or the CLI;
-- the ladder imports nothing of the gateway, the worker, the local arena or the CLI;
+- the ladder imports nothing of the match service (a stored result's layout is ``arena.results``'s, and
+  the process that wires the ladder to the queue is ``arena.local.ladder_runner``), the local arena or the
+  CLI;
+- the ground floor of ``arena`` (its modules outside the packages) imports
+  nothing of the service, the ladder, the local arena or the CLI, so that both sides can share it;
+- the metrics module is a leaf: of the arena it imports only the ground-floor modules beside it (the
+  Redis client factory, keys), of the referee only the wire's values; the collectors that read Redis
+  live beside what they read, in the service and the ladder runner;
+- the replay finds games only through their registration (``referee.games.GameEntry.replay``): outside
+  the drawings' folder (``arena/replay/games/``) it names no game, in Python or in the page's files;
 - nothing imports the CLI but its entry point (``arena.cli.main``), and the command modules share
   only ``arena.cli.common``.
 """
@@ -97,9 +107,26 @@ def test_the_match_service_knows_nothing_of_the_ladder_or_the_cli(path: Path) ->
 
 
 @pytest.mark.parametrize("path", files("arena/ladder"), ids=ids)
-def test_the_ladder_knows_nothing_of_the_gateway_or_the_worker(path: Path) -> None:
-    bad = {m for m in project(path)
-           if within(m, "arena.service.gateway", "arena.service.worker", "arena.local", "arena.cli")}  # fmt: skip
+def test_the_ladder_knows_nothing_of_the_match_service(path: Path) -> None:
+    bad = {m for m in project(path) if within(m, "arena.service", "arena.local", "arena.cli")}
+    assert not bad, f"{path.name} imports {sorted(bad)}"
+
+
+GROUND_FLOOR = sorted((ROOT / "arena").glob("*.py"))
+
+
+@pytest.mark.parametrize("path", GROUND_FLOOR, ids=ids)
+def test_the_ground_floor_shared_by_the_service_and_the_ladder_imports_neither(path: Path) -> None:
+    bad = {m for m in project(path) if within(m, "arena.service", "arena.ladder", "arena.local", "arena.cli")}
+    assert not bad, f"{path.name} imports {sorted(bad)}"
+
+
+METRICS_MAY_IMPORT = ("arena.keys", "arena.redis_client", "referee.wire.values")
+
+
+def test_metrics_is_a_leaf() -> None:
+    path = ROOT / "arena" / "metrics.py"
+    bad = {m for m in project(path) if m not in {"arena", "referee"} and not within(m, *METRICS_MAY_IMPORT)}
     assert not bad, f"{path.name} imports {sorted(bad)}"
 
 
@@ -130,8 +157,68 @@ def dir_common() -> set[str]:
     return names
 
 
+REPLAY = ROOT / "arena" / "replay"
+DRAWINGS = REPLAY / "games"
+"""Each registered game's replay drawing, one folder per game; the rest of ``arena/replay`` is the replay's core."""
+REPLAY_CORE = [p for p in files("arena/replay") if DRAWINGS not in p.parents]
+ENGINE_PACKAGES = sorted(p.name for p in (ROOT / "referee" / "games").iterdir() if (p / "__init__.py").is_file())
+
+
+def game_names() -> set[str]:
+    """Every registered game id and family, and every engine package: lower case, without hyphens."""
+    from referee import games
+
+    return {n.lower().replace("-", "") for n in (*games.GAME_IDS, *games.FAMILIES, *ENGINE_PACKAGES)}
+
+
+def names_a_game(text: str) -> set[str]:
+    """The game names in ``text`` (any case; "Shangri-La" counts)."""
+    flat = text.lower().replace("-", "")
+    return {n for n in game_names() if n in flat}
+
+
+@pytest.mark.parametrize("path", REPLAY_CORE, ids=ids)
+def test_the_replay_finds_games_only_through_their_registration(path: Path) -> None:
+    """No branch on a game: the replay's core imports no engine package and no drawing, and no name, string or
+    docstring in it names a game (a drawing is found from the game's ``GameEntry``: ``drawing_for``)."""
+    bad = {m for m in project(path)
+           if within(m, "arena.replay.games", *(f"referee.games.{p}" for p in ENGINE_PACKAGES))}  # fmt: skip
+    assert not bad, f"{path.name} imports {sorted(bad)}"
+    words: list[str] = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            words.append(node.value)
+        elif isinstance(node, ast.Name):
+            words.append(node.id)
+        elif isinstance(node, ast.Attribute):
+            words.append(node.attr)
+        elif isinstance(node, ast.alias):
+            words.append(node.name)
+    named = {n for w in words for n in names_a_game(w)}
+    assert not named, f"{path.name} names {sorted(named)}"
+
+
+@pytest.mark.parametrize("path", sorted((REPLAY / "assets").iterdir()), ids=ids)
+def test_the_replay_page_names_no_game(path: Path) -> None:
+    """The page's own script, style and markup draw every game through its drawing's hooks."""
+    assert not names_a_game(path.read_text(encoding="utf-8")), path.name
+
+
+def test_every_drawing_is_named_by_a_registration() -> None:
+    """A drawing's folder is named by its game's registration: no drawing is found any other way."""
+    from referee import games
+
+    named = {e.replay.partition(":")[0] for e in games.FAMILIES.values() if e.replay}
+    folders = {f"arena.replay.games.{p.name}" for p in DRAWINGS.iterdir() if (p / "__init__.py").is_file()}
+    assert folders and folders <= named
+
+
 def test_the_checks_see_every_layer() -> None:
     """A moved folder must not make these tests pass vacuously."""
     for package in ("referee/games", "referee/wire", "sdk", "arena/service", "arena/ladder", "arena/cli"):
         assert files(package), package
+    assert ROOT / "arena" / "results.py" in GROUND_FLOOR
     assert "arena.cli.common" in imported_modules(ROOT / "arena" / "cli" / "bots.py")
+    assert "referee.wire.values" in imported_modules(ROOT / "arena" / "metrics.py")
+    assert {"frames.py", "page.py", "drawing.py"} <= {p.name for p in REPLAY_CORE}
+    assert ENGINE_PACKAGES and names_a_game("The Bridges of Shangri-La") and names_a_game("shangrila-3p")

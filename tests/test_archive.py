@@ -17,12 +17,13 @@ import pytest
 import redis
 
 from arena import keys
+from arena.errors import ArenaError
 from arena.local.arena import LocalArena, arena_command
 from arena.service.archive import ArchiveError, Archiver, TranscriptArchive
-from arena.service.client import ArenaClient, ArenaError
+from arena.service.client import ArenaClient
 from arena.service.matches import MatchStore
 from referee.wire.values import MatchStatus
-from tests.test_service import FAST, SlowRandom, call, finished, register, run_bots
+from tests.helpers import FAST, SlowRandom, call, finished, register, run_bots
 
 DAY = 86_400.0
 
@@ -71,12 +72,11 @@ def test_by_default_a_match_leaves_redis_minutes_after_it_ends_not_a_day(r: Any,
     """At the rate a tester saw (about 75 matches a minute, 17 KB each) a 24 h retention fills a 1 GB Redis
     in about half a day: with the default settings a match finished a quarter of an hour ago is archived."""
     from arena.cli.common import transcript_archive
-    from arena.config import SETTINGS
+    from arena.config import Settings
 
     now = 10 * DAY
     text = _match(r, "quarter", now - 1000, MatchStatus.FINISHED, now - 900)
-    defaults = {name: s.default for name, s in SETTINGS.items()}
-    archive, retention_s = transcript_archive(defaults, default=str(tmp_path))
+    archive, retention_s = transcript_archive(Settings.defaults(), default=str(tmp_path))
     assert archive is not None and retention_s is not None
     assert Archiver(r, archive, retention_s).run_pass(now=now).archived == 1
     assert archive.read("quarter") == text and r.exists(keys.transcript("quarter")) == 0

@@ -22,8 +22,7 @@ from arena.local.redisproc import RedisProcess
 from arena.service.archive import Archiver, TranscriptArchive
 from arena.service.client import ArenaClient
 from arena.service.matches import MatchStore
-from tests.conftest import require_tool
-from tests.test_service import FAST, SlowRandom, call, finished, register, run_bots
+from tests.helpers import FAST, SlowRandom, call, finished, register, require_tool, run_bots
 
 ROOT = Path(__file__).resolve().parents[1]
 PASSWORD = "backup-test-password"

@@ -14,14 +14,15 @@ import pytest
 
 from arena.service.relay import _RefusedError, _route, _upstream_hello
 from referee.games import TimeControl
-from referee.server import Referee
+from referee.host import Referee
 from referee.spec import MatchSpec, SeatSpec
 from referee.wire import bot_pb2, bot_pb2_grpc
 from referee.wire.contract import MAX_BATCH, NO_BATCHES, TOO_LONG
 from referee.wire.values import EndReason, token_sha256
 from sdk.bot import Bot, Turn
 from sdk.client import BotClient
-from tests.test_referee import raw_session, run
+from tests.helpers import raw_session
+from tests.helpers import run_referee as run
 
 SLOW = TimeControl(first_move_ms=20_000, move_ms=20_000, bank_ms=0, join_timeout_ms=20_000)
 TOKENS = ("tok-north", "tok-south")

@@ -7,15 +7,14 @@ cell, is in test_authz_matrix.py."""
 from __future__ import annotations
 
 import asyncio
-import json
 import secrets
-from pathlib import Path
+from functools import partial
 from typing import Any
 
 import grpc
 import pytest
 
-from arena import config, keys
+from arena import keys
 from arena.cli.main import main as arena_main
 from arena.ladder.service import host_ladder
 from arena.ladder.store import Ladder
@@ -26,7 +25,7 @@ from arena.service.matches import MatchStore
 from arena.service.owners import Owners
 from arena.service.registry import DuplicateBotError, Registry
 from referee.wire import arena_pb2
-from tests.test_owners import LOG_LINE, call, gateway, refused
+from tests.helpers import arena_in_process, call, gateway, refused
 
 ADMIN_TOKEN = "arena_admin_" + secrets.token_urlsafe(32)
 
@@ -216,26 +215,6 @@ def _rate(r: Any) -> None:
 # ---------------------------------------------------------------------- the CLI
 
 
-@pytest.fixture
-def cli_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
-    monkeypatch.setenv("HOME", str(tmp_path))  # no config file of the person running the tests
-    for s in config.SETTINGS.values():
-        monkeypatch.delenv(s.env, raising=False)
-    monkeypatch.delenv("ARENA_CONFIG", raising=False)
-    return monkeypatch
-
-
-async def _arena(address: str, capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, Any]:
-    """Exit status, and stdout as JSON (stderr when it failed)."""
-    code = await call(arena_main, [*argv, "--gateway", address, "--json"])
-    out, err = capsys.readouterr()
-    mine = [line for line in out.splitlines() if not LOG_LINE.match(line)]  # not the gateway's logs
-    if code != 0:  # the gateway logs the refusal while the command's stdout points at stderr
-        return code, "\n".join(line for line in err.splitlines() if not LOG_LINE.match(line))
-    assert len(mine) == 1, out
-    return code, json.loads(mine[0])
-
-
 def test_the_cli_sets_an_owners_limit_retires_a_bot_and_adds_a_game(
     redis_url: str, r: Any, cli_env: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -244,8 +223,7 @@ def test_the_cli_sets_an_owners_limit_retires_a_bot_and_adds_a_game(
 
     async def main() -> None:
         async with gateway(redis_url, extra=host_ladder) as address:
-            async def arena(*argv: str) -> tuple[int, Any]:
-                return await _arena(address, capsys, *argv)
+            arena = partial(arena_in_process, address, capsys)
 
             assert (await arena("bot", "register", "b1", "--game", "shanghaien", *owner))[0] == 0
             code, raised = await arena("owner", "set-max-bots", "alice", "2", *admin)
@@ -270,8 +248,7 @@ def test_matches_list_takes_an_owner(
 
     async def main() -> None:
         async with gateway(redis_url, extra=host_ladder) as address:
-            async def arena(*argv: str) -> tuple[int, Any]:
-                return await _arena(address, capsys, *argv)
+            arena = partial(arena_in_process, address, capsys)
 
             mine, _ = MatchStore(r).request("shanghaien", ["b1", "ref"])
             MatchStore(r).request("shanghaien", ["ref", "ref"])
@@ -292,7 +269,7 @@ def test_the_ladder_shows_each_bots_owner_in_its_table_and_json(
     async def main() -> None:
         async with gateway(redis_url, extra=host_ladder) as address:
             _rate(r)
-            code, board = await _arena(address, capsys, "ladder", "show", "--game", "shanghaien")
+            code, board = await arena_in_process(address, capsys, "ladder", "show", "--game", "shanghaien")
             assert code == 0 and {row["name"]: row["owner"] for row in board["rows"]} == {"b1": "alice", "ref": "arena"}
             assert await call(arena_main, ["ladder", "show", "--game", "shanghaien", "--gateway", address]) == 0
             table = capsys.readouterr().out
@@ -317,9 +294,10 @@ def test_transcript_get_says_which_tokens_read_refusals_and_takes_the_owners(
 
     async def main() -> None:
         async with gateway(redis_url) as address:
-            code, (got,) = await _arena(address, capsys, "transcript", "get", match_id, "--owner-token", owner_token)
+            arena = partial(arena_in_process, address, capsys)
+            code, (got,) = await arena("transcript", "get", match_id, "--owner-token", owner_token)
             assert code == 0 and got["full"] is True and got["transcript"][0]["reason"] == "r"
-            code, (public,) = await _arena(address, capsys, "transcript", "get", match_id)
+            code, (public,) = await arena("transcript", "get", match_id)
             assert code == 0 and public["full"] is False
 
     asyncio.run(main())

@@ -13,11 +13,11 @@ from pathlib import Path
 import redis
 
 from arena import keys
-from arena.ladder.runner import LadderRunner, RegistryBots
 from arena.ladder.scheduler import SchedulerConfig
 from arena.local.arena import LocalArena, arena_command
+from arena.local.ladder_runner import LadderRunner, RegistryBots
 from arena.service.client import ArenaClient
-from tests.test_service import FAST, SlowRandom, call, finished, register, run_bots, wait_for
+from tests.helpers import FAST, SlowRandom, call, finished, register, run_bots, wait_for
 
 SLOW_BOT = """
 import asyncio

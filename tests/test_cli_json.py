@@ -28,6 +28,7 @@ from arena.service.client import ArenaClient
 from referee.wire import arena_pb2, bot_pb2, ladder_pb2, match_pb2
 from referee.wire.contract import _PROTO_ENUMS
 from referee.wire.values import MatchStatus
+from tests.helpers import arena
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data" / "transcripts"
@@ -54,17 +55,9 @@ def strict(text: str) -> Any:
     return json.loads(text, parse_constant=_no_constant)
 
 
-def arena(*args: str, timeout: float = 120, check: int | None = 0) -> subprocess.CompletedProcess[str]:
-    """``arena ARGS`` in its own process, stdout piped; its exit status checked unless ``check`` is None."""
-    done = subprocess.run([sys.executable, "-m", "arena.cli", *args], check=False, capture_output=True, text=True,
-                          timeout=timeout, cwd=ROOT)  # fmt: skip
-    if check is not None:
-        assert done.returncode == check, (args, done.returncode, done.stdout[-500:], done.stderr[-2000:])
-    return done
-
-
-def out(*args: str, **kwargs: Any) -> Any:
-    return strict(arena(*args, **kwargs).stdout)
+def out(*args: str) -> Any:
+    """The JSON document ``arena ARGS`` prints (it must exit 0)."""
+    return strict(arena(*args, check=0).stdout)
 
 
 def finite(value: Any) -> bool:
@@ -197,7 +190,7 @@ def test_play_and_tournament_json_hold_only_json_whatever_a_bot_prints(tmp_path:
     bot = tmp_path / "noisy.py"
     bot.write_text(NOISY_BOT)
     done = arena("play", f"{bot}:Noisy", "--vs", "greedy", "--games", "2", "--seed", "j", "--out",
-                 str(tmp_path / "p"), "--json")  # fmt: skip
+                 str(tmp_path / "p"), "--json", check=0)  # fmt: skip
     doc = strict(done.stdout)
     assert "noise from act" in done.stderr and "noise at import" in done.stderr and "matches" in done.stderr
     assert doc["games"] == 2 and doc["sprt"] is None and doc["problems"] == [] and finite(doc)
@@ -218,7 +211,7 @@ def test_ladder_rebuild_json(redis_url: str) -> None:
 
 def test_local_json(tmp_path: Path) -> None:
     done = arena("local", "--data", str(tmp_path / "a"), "--matches", "2", "--game", "shanghaien", "--workers", "1",
-                 "--seed", "j", "--json", timeout=300)  # fmt: skip
+                 "--seed", "j", "--json", timeout=300, check=0)  # fmt: skip
     doc = strict(done.stdout)
     password = urlsplit((tmp_path / "a" / "redis-url").read_text().strip()).password
     assert password and password not in done.stderr and ":***@" in done.stderr  # Redis's password is never shown

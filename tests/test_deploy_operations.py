@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 import yaml  # type: ignore[import-untyped]
 
-from tests.conftest import in_ci
+from tests.helpers import in_ci
 
 ROOT = Path(__file__).resolve().parents[1]
 spec = importlib.util.spec_from_file_location("check_operations", ROOT / "deploy" / "check_operations.py")

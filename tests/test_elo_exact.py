@@ -21,13 +21,18 @@ from hypothesis import strategies as st
 from arena.ladder import elo
 from arena.ladder.elo import BotKey, Row, Table
 from arena.ladder.store import _count_lines, _h2h_field, _pair_field, _point, _point_lines, _PointText, member
-from arena.service.result_record import game_prefix, record_json
+from arena.results import counts, game_prefix, record_json, seat_key
+
+
+def counts_plainly(result: Mapping[str, Any]) -> bool:
+    """Whether a stored result counts, as the ladder first wrote it (on the result, not its record)."""
+    return bool(result.get("rated")) and result.get("end_reason") != "aborted" and len(result.get("seats", ())) >= 2
 
 
 def reference_rate(result: Mapping[str, Any], before: Mapping[BotKey, Row]) -> elo.Update:
     seats = list(result["seats"])
     n = len(seats)
-    bots = [elo.seat_key(s) for s in seats]
+    bots = [seat_key(s) for s in seats]
     place = elo.places(seats)
     ratings = [before[b].rating for b in bots]
     weight = 1.0 / (n - 1)
@@ -82,10 +87,10 @@ class ReferenceTable:
 
     def apply(self, result: Mapping[str, Any]) -> elo.Update | None:
         match_id = str(result["match_id"])
-        if not elo.counts(result) or match_id in self.applied:
+        if not counts_plainly(result) or match_id in self.applied:
             return None
         game_id = str(result["game_id"])
-        before = {elo.seat_key(s): self.row(game_id, elo.seat_key(s)) for s in result["seats"]}
+        before = {seat_key(s): self.row(game_id, seat_key(s)) for s in result["seats"]}
         update = reference_rate(result, before)
         self.applied.add(match_id)
         rows = self.rows.setdefault(game_id, {})
@@ -172,7 +177,7 @@ def test_stored_records_give_what_the_results_give_bit_for_bit(results: list[dic
     ``json.loads``), not the result: the same rows, history, head-to-head counts, latest versions and applied
     matches, to the last bit (the time a match finished goes through JSON text and back)."""
     texts = [record_json(r) for r in results]
-    assert [elo.record_counts(json.loads(t)) for t in texts] == [elo.counts(r) for r in results]
+    assert [counts(json.loads(t)) for t in texts] == [counts_plainly(r) for r in results]
     for t, r in zip(texts, results, strict=True):
         assert t.startswith(game_prefix(r["game_id"]))  # how a reader picks one game's
     direct, recorded = Table(), Table()

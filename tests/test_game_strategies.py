@@ -1,21 +1,30 @@
 """The reference bots' per-game dispatch (``sdk.strategies``): every game family has its strategy, and a new
-game is played by random, greedy and strong once its engine exists and its strategy has one entry."""
+game (``tests.dicerace``) is played by random, greedy and strong, and replayed on a page, once its engine,
+strategy and drawing exist and its one registration (``GameEntry``) names them."""
 
 from __future__ import annotations
 
+import json
 import random
-from fractions import Fraction
-from typing import Any, Final, Self
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
 
 import pytest
 
+from arena.cli.main import main
+from arena.replay import replay_data
+from arena.replay.frames import frames_of
 from referee import chance, games
-from referee.games import CHANCE, TERMINAL, Game, IllegalActionError, State, TimeControl
-from referee.games.core import shared_ranks
+from referee.games import CHANCE
 from sdk import heuristics
 from sdk.bots import make_bot
 from sdk.players import turn_for
-from sdk.strategies import STRATEGIES, GameStrategy, strategy_for, strategy_of
+from sdk.strategies import strategy_for, strategy_of
+from tests import dicerace
+from tests.dicerace import DiceRaceGame, DiceRaceState, DiceRaceStrategy
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.mark.parametrize("game_id", games.GAME_IDS)
@@ -23,99 +32,16 @@ def test_every_game_has_a_strategy(game_id: str) -> None:
     game = games.get(game_id)
     strategy = strategy_for(game)
     assert strategy.family == game.family
-    assert strategy_of(game.new_state()) is strategy is STRATEGIES[game.family]
+    assert strategy_of(game.new_state()) is strategy is games.load(games.entry_of(game).strategy)
 
 
 # -------------------------------------------------------------------------- a third game
 
 
-class DiceRaceGame:
-    """A toy game: each of two players adds 1 or 2 to its total, then a coin adds 0 or 1 to it; six turns."""
-
-    game_id: Final = "dicerace"
-    family: Final = "dicerace"
-    num_players: Final = 2
-    has_chance: Final = True
-    perfect_information: Final = True
-    time_control: Final = TimeControl(first_move_ms=1_000, move_ms=1_000, bank_ms=0)
-
-    def new_state(self) -> DiceRaceState:
-        return DiceRaceState(self, (0, 0), 0, False)
-
-    def action_from_text(self, text: str) -> str:
-        return text
-
-
-class DiceRaceState:
-    def __init__(self, game: DiceRaceGame, totals: tuple[int, int], ply: int, coin: bool) -> None:
-        self.game = game
-        self.totals = totals
-        self.ply = ply  # player turns so far
-        self.coin = coin  # a coin is due for the player who just moved
-
-    def current_player(self) -> int:
-        if self.ply >= 6 and not self.coin:
-            return TERMINAL
-        return CHANCE if self.coin else self.ply % 2
-
-    def legal_actions(self) -> list[str]:
-        player = self.current_player()
-        return [] if player == TERMINAL else ["coin 0", "coin 1"] if player == CHANCE else ["add 1", "add 2"]
-
-    def chance_weights(self) -> list[tuple[str, int]]:
-        return [("coin 0", 1), ("coin 1", 1)] if self.coin else []
-
-    def chance_outcomes_exact(self) -> list[tuple[str, Fraction]]:
-        return [(a, Fraction(w, 2)) for a, w in self.chance_weights()]
-
-    def chance_outcomes(self) -> list[tuple[str, float]]:
-        return [(a, float(p)) for a, p in self.chance_outcomes_exact()]
-
-    def apply(self, action: str) -> Self:
-        if action not in self.legal_actions():
-            raise IllegalActionError(action)
-        mover = (self.ply - 1) % 2 if self.coin else self.ply % 2
-        totals = list(self.totals)
-        totals[mover] += int(action[-1])
-        return type(self)(self.game, (totals[0], totals[1]), self.ply + (not self.coin), not self.coin)
-
-    def parse_action(self, text: str) -> str:
-        if text not in self.legal_actions():
-            raise IllegalActionError(text)
-        return text
-
-    def is_terminal(self) -> bool:
-        return self.current_player() == TERMINAL
-
-    def scores(self) -> list[int]:
-        return list(self.totals)
-
-    def ranks(self) -> list[int]:
-        return shared_ranks(self.scores())
-
-    def view(self, seat: int) -> tuple[int, int]:
-        return self.totals
-
-    def render(self) -> str:
-        return f"{self.totals}"
-
-    def is_milestone(self, before: Self) -> bool:
-        return False
-
-
-class DiceRaceStrategy(GameStrategy[DiceRaceState]):
-    family = "dicerace"
-
-    def seat_values(self, state: DiceRaceState) -> list[float]:
-        return [float(t) for t in state.totals]
-
-    def action_values(self, state: DiceRaceState, seat: int) -> list[tuple[Any, float]]:
-        return [(a, self.value(state.apply(a), seat)) for a in state.legal_actions()]
-
-
-def dicerace_protocols(game: DiceRaceGame) -> tuple[Game, State]:
-    """mypy: the toy engine satisfies the engine protocols (so it could join ``referee.games.GAMES``)."""
-    return game, game.new_state()
+@pytest.fixture
+def registered() -> Iterator[games.GameEntry]:
+    with dicerace.registered() as entry:
+        yield entry
 
 
 def play(bots: list[Any], seed: str) -> DiceRaceState:
@@ -137,9 +63,9 @@ def test_an_unknown_family_is_a_clear_error() -> None:
         strategy_of(DiceRaceGame().new_state())
 
 
-def test_a_new_game_needs_its_engine_and_one_strategy_entry(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(STRATEGIES, "dicerace", DiceRaceStrategy())
-    game, state = dicerace_protocols(DiceRaceGame())
+def test_a_new_game_needs_its_engine_and_one_registration(registered: games.GameEntry) -> None:
+    game, state = dicerace.protocols(DiceRaceGame())
+    assert games.get("dicerace") is registered.games[0] and "dicerace" in games.GAME_IDS
     assert heuristics.value(state, 0) == 0.0
     for seed in range(5):
         greedy = play([make_bot("greedy", seed=seed), make_bot("greedy", seed=seed + 1)], f"race:{seed}")
@@ -150,6 +76,35 @@ def test_a_new_game_needs_its_engine_and_one_strategy_entry(monkeypatch: pytest.
     bot = make_bot("strong", seed=1, iterations=20)
     assert bot.act(turn_for(game.new_state())) == "add 2"
     assert DiceRaceStrategy().greedy_action(DiceRaceGame().new_state(), rng) == "add 2"
+
+
+def test_the_registration_is_undone_and_not_taken_twice(registered: games.GameEntry) -> None:
+    with pytest.raises(ValueError, match="already registered: dicerace dicerace"):
+        games.register(registered)
+    games.unregister("dicerace")
+    assert "dicerace" not in games.GAME_IDS and "dicerace" not in games.FAMILIES
+    games.register(registered)  # for the fixture to undo
+
+
+def test_a_new_game_gets_a_replay_page_without_a_change_in_arena_replay(
+    registered: games.GameEntry, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``arena transcript html`` draws the toy game with the script part its registration names; nothing under
+    ``arena/replay/`` knows it (the page's own script draws it through the hooks)."""
+    lines = dicerace.transcript([make_bot("greedy", seed=1), make_bot("random", seed=2)], "race:page")
+    source = tmp_path / "race.jsonl"
+    source.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    page = tmp_path / "race.html"
+    assert main(["transcript", "html", str(source), "-o", str(page), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["html"] == str(page)
+    html = page.read_text(encoding="utf-8")
+    assert dicerace.DRAWING.script in html and 'id: "race"' in html
+    data = replay_data(lines)
+    assert data["game"] == {"game_id": "dicerace", "family": "dicerace", "num_players": 2}
+    assert data["verified"]["ok"] is True
+    frames = frames_of(data)
+    assert len(frames) == len(lines) - 1 and frames[-1]["view"]["totals"] == data["footer"]["scores"]
+    assert not [p for p in (ROOT / "arena" / "replay").rglob("*") if p.is_file() and b"dicerace" in p.read_bytes()]
 
 
 def test_the_sdk_still_exports_the_engines_as_games_after_the_bots_are_imported() -> None:

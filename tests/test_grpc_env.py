@@ -58,9 +58,11 @@ def test_the_pinned_grpcio_knows_every_experiment_named() -> None:
     """An unknown name is logged ("Unknown experiment") by every process that starts gRPC: an upgrade
     that drops these experiments must fail here, not fill every log."""
     script = (
-        "import asyncio, referee.server as s, grpc\n"
+        "import asyncio, grpc\n"
+        "from referee.host import Referee\n"
+        "from referee.server import start_server\n"
         "async def main():\n"
-        "    server, port = await s.start_server(s.Referee())\n"
+        "    server, port = await start_server(Referee())\n"
         "    async with grpc.aio.insecure_channel(f'127.0.0.1:{port}') as ch:\n"
         "        await asyncio.wait_for(ch.channel_ready(), 10)\n"
         "    await server.stop(0)\n"

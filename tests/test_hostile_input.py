@@ -38,26 +38,21 @@ from arena.redis_client import connect
 from arena.service.gateway import start_gateway
 from arena.service.registry import Registry
 from referee.games import TimeControl
-from referee.server import Referee, start_server
+from referee.host import Referee
+from referee.server import start_server
 from referee.spec import MatchSpec, SeatSpec
 from referee.wire import arena_pb2, arena_pb2_grpc, bot_pb2, bot_pb2_grpc, ladder_pb2, match_pb2, referee_pb2
 from referee.wire.contract import ListenError
 from referee.wire.values import BOT_TEXT_MAX_CHARS, bot_text_error, token_sha256
 from sdk.bot import Bot, Turn
 from sdk.client import BotClient, BotLoadError, load_bot
-from tests.conftest import service_exit_error
+from tests.helpers import arena, service_exit_error
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data" / "transcripts"
 DEAD = "127.0.0.1:1"  # nothing listens there: connection refused at once
 QUICK = TimeControl(first_move_ms=300, move_ms=200, bank_ms=0, grace_ms=50, disconnect_grace_ms=2000,
                     join_timeout_ms=10_000)  # fmt: skip
-
-
-def arena(*args: str, timeout: float = 60, **kwargs: Any) -> subprocess.CompletedProcess[str]:
-    """``arena ARGS`` as a person runs it: its own process."""
-    return subprocess.run([sys.executable, "-m", "arena.cli", *args], check=False, capture_output=True, text=True,
-                          timeout=timeout, cwd=ROOT, **kwargs)  # fmt: skip
 
 
 def one_clear_line(err: str) -> str:

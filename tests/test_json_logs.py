@@ -20,9 +20,10 @@ from typing import Any
 
 import pytest
 
+from arena.errors import ArenaError
 from arena.local.arena import arena_command
 from arena.local.redisproc import free_port
-from arena.service.client import ArenaClient, ArenaError
+from arena.service.client import ArenaClient
 
 CRASHER = '''
 import random

@@ -17,7 +17,7 @@ import redis
 from arena import keys
 from arena.ladder.elo import Table
 from arena.ladder.store import Ladder
-from arena.service.result_record import record
+from arena.results import record
 
 GAMES = {"shanghaien": 2, "shangrila-3p": 3, "shangrila-4p": 4}
 
@@ -314,8 +314,8 @@ async def _grpc_roundtrip(redis_url: str) -> None:
 
 def test_a_seeded_ladder_runner_derives_each_match_seed_and_its_pairings_from_the_seed(redis_url: str) -> None:
     """``arena local --seed S``: match n queued by the ladder has seed ``S:n``; the scheduler's chance too."""
-    from arena.ladder.runner import LadderRunner
     from arena.ladder.scheduler import Pairing
+    from arena.local.ladder_runner import LadderRunner
     from arena.service.registry import Registry
     from referee.chance import seed_hash
 

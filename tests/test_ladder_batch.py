@@ -18,11 +18,10 @@ import pytest
 import redis
 
 from arena import keys
-from arena.ladder import elo
 from arena.ladder import store as ladder_store
 from arena.ladder.elo import Table
 from arena.ladder.store import Ladder
-from arena.service.result_record import record_json
+from arena.results import counting_record, record_json
 
 GAMES = {"shanghaien": 2, "shangrila-3p": 3, "shangrila-4p": 4}
 NAMES = ["ann", "bob", "cy", "dee", "eve", "fay", 'we"ird],[name', "ünï"]
@@ -258,7 +257,7 @@ def test_entries_with_ladder_records_and_older_ones_give_the_same_ladder(redis_u
     ladder = Ladder(r)
     assert ladder.sync(batch=50) == Table().apply_all(rs)
     assert snapshots(ladder) == reference
-    assert list(ladder.stored_records()) == [rec for i, res in enumerate(rs) if (rec := elo.record(res)) is not None
+    assert list(ladder.stored_records()) == [rec for i, res in enumerate(rs) if (rec := counting_record(res))
                                              for _ in range(2 if i % 97 == 0 else 1)]  # fmt: skip
     assert [ladder.rebuild(g) for g in GAMES] == [len(reference[g]["applied"]) for g in GAMES]
     assert snapshots(ladder) == reference

@@ -14,15 +14,15 @@ from pathlib import Path
 import grpc
 import redis
 
-from arena.ladder.runner import LadderRunner, caught_up
 from arena.ladder.scheduler import BotInfo, SchedulerConfig
 from arena.ladder.service import host_ladder
 from arena.ladder.store import Ladder
 from arena.local.arena import LocalArena, arena_command
+from arena.local.ladder_runner import LadderRunner, caught_up
 from referee.wire import ladder_pb2, ladder_pb2_grpc
 from sdk.arena_client import ArenaBotRunner
 from sdk.bots import make_bot
-from tests.test_service import call, register
+from tests.helpers import call, register
 
 MATCHES = 12
 

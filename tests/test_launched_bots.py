@@ -6,7 +6,6 @@ launched bot that dies: its seats forfeit, the run goes on, and the problems say
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import time
@@ -16,6 +15,7 @@ from typing import Any
 import pytest
 
 from referee import transcript
+from tests.helpers import arena, checkout_env
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -58,12 +58,7 @@ if quit_after:
 
 
 def env() -> dict[str, str]:
-    return {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "400"}
-
-
-def arena(*args: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "arena.cli", *args], check=False, capture_output=True, text=True,
-                          timeout=timeout, cwd=ROOT, env=env())  # fmt: skip
+    return checkout_env(COLUMNS="400")
 
 
 @pytest.fixture
@@ -101,7 +96,7 @@ def assert_clean(parsed: list[Any], label: str) -> None:
 def test_play_a_command_told_where_by_its_environment(env_bot: str, tmp_path: Path) -> None:
     out = tmp_path / "t"
     done = arena("play", "--cmd", env_bot, "--vs", "random", "--games", "4", "--seed", "cmd", "--out", str(out),
-                 "--json")  # fmt: skip
+                 "--json", env=env())  # fmt: skip
     assert done.returncode == 0, done.stderr
     doc = json.loads(done.stdout)
     assert doc["players"] == ["envbot.py", "random#1"] and doc["games"] == 4 and doc["problems"] == []
@@ -121,7 +116,7 @@ def test_tournament_with_commands_and_the_command_line_words(env_bot: str, tmp_p
             "--matches {matches} --log-level ERROR"  # fmt: skip
     out = tmp_path / "t"
     done = arena("tournament", f"cmd:{env_bot}", f"cmd:{words}", "greedy", "--games", "2", "--seed", "tt",
-                 "--out", str(out), "--json")  # fmt: skip
+                 "--out", str(out), "--json", env=env())  # fmt: skip
     assert done.returncode == 0, done.stderr
     doc = json.loads(done.stdout)
     assert doc["players"] == ["envbot.py", "arena.cli", "greedy"] and doc["problems"] == []
@@ -175,7 +170,8 @@ def test_a_launched_bot_that_dies_forfeits_its_seats_and_the_run_goes_on(
 ) -> None:
     out = tmp_path / "t"
     done = arena("play", "--cmd", f"{env_bot} {quits_after}", "--vs", "random", "--game", game, "--games",
-                 str(games), "--concurrency", "1", "--seed", "dies", "--out", str(out), "--json")  # fmt: skip
+                 str(games), "--concurrency", "1", "--seed", "dies", "--out", str(out), "--json",
+                 env=env())  # fmt: skip
     assert done.returncode == 1, done.stderr
     doc = json.loads(done.stdout)
     assert doc["games"] == games and doc["aborted"] == 0  # every match was played
@@ -203,18 +199,18 @@ def test_a_launched_bot_that_dies_forfeits_its_seats_and_the_run_goes_on(
 
 
 def test_play_refuses_a_command_that_cannot_run(tmp_path: Path) -> None:
-    done = arena("play", "--cmd", "no-such-bot-program --fast", "--games", "1", "--json", timeout=60)
+    done = arena("play", "--cmd", "no-such-bot-program --fast", "--games", "1", "--json", timeout=60, env=env())
     assert done.returncode == 2 and done.stdout == ""
     assert "command 'no-such-bot-program --fast': 'no-such-bot-program' is not found on PATH" in done.stderr
-    done = arena("play", "random", "--external", "me", "--json", timeout=60)
+    done = arena("play", "random", "--external", "me", "--json", timeout=60, env=env())
     assert done.returncode == 2 and "give one of" in done.stderr
-    done = arena("tournament", "random", "cmd:", "--json", timeout=60)
+    done = arena("tournament", "random", "cmd:", "--json", timeout=60, env=env())
     assert done.returncode == 2 and "the bot's command is empty" in done.stderr
 
 
 def test_a_bot_started_by_hand_that_never_comes_forfeits(tmp_path: Path) -> None:
     done = arena("play", "--external", "ghost", "--vs", "random", "--games", "2", "--wait-s", "1", "--out",
-                 str(tmp_path / "t"), "--json")  # fmt: skip
+                 str(tmp_path / "t"), "--json", env=env())  # fmt: skip
     assert done.returncode == 1, done.stderr
     doc = json.loads(done.stdout)
     assert doc["games"] == 2 and doc["losses"] == 2 and doc["aborted"] == 0

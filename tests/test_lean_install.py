@@ -17,12 +17,13 @@ import subprocess
 import sys
 import tomllib
 import venv
+from functools import partial
 from pathlib import Path
 
 import pytest
 
 from arena.cli.common import SERVER_MODULES, needs_server_extra
-from tests.conftest import in_ci
+from tests.helpers import arena, in_ci
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -144,20 +145,19 @@ def test_lean_commands_without_server_modules(tmp_path: Path) -> None:
     env = _blocking(tmp_path)
     (tmp_path / "tiny.py").write_text(TINY_BOT)
 
-    def arena(*args: str) -> subprocess.CompletedProcess[str]:
-        return _run([sys.executable, "-m", "arena.cli", *args], env=env, cwd=tmp_path)
+    lean = partial(arena, env=env, cwd=tmp_path, timeout=900)
 
-    _check_play(arena(*PLAY))
-    _check_gateway(arena("gateway"))
-    rebuild = arena("ladder", "rebuild", "--game", "shanghaien")
+    _check_play(lean(*PLAY))
+    _check_gateway(lean("gateway"))
+    rebuild = lean("ladder", "rebuild", "--game", "shanghaien")
     assert (rebuild.returncode, rebuild.stderr.strip()) == (
         2, "arena: error: " + needs_server_extra("arena ladder rebuild")
     ), rebuild.stderr  # fmt: skip
-    plot = arena("ladder", "history", "mybot", "--plot", "chart.png")  # before it asks the gateway
+    plot = lean("ladder", "history", "mybot", "--plot", "chart.png")  # before it asks the gateway
     assert (plot.returncode, plot.stdout) == (2, ""), plot.stderr
     assert plot.stderr.startswith("arena: error: " + needs_server_extra("arena ladder history --plot")), plot.stderr
     assert len(plot.stderr.strip().splitlines()) == 1, plot.stderr
-    _check_bot_check(arena(*CHECK))
+    _check_bot_check(lean(*CHECK))
 
 
 def _run(

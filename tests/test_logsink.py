@@ -12,7 +12,7 @@ import pytest
 from arena.local import logsink
 from arena.local.arena import LocalArena
 from arena.service.client import ArenaClient
-from tests.test_service import FAST, SlowRandom, call, finished, register, run_bots
+from tests.helpers import FAST, SlowRandom, call, finished, register, run_bots
 
 LINE = 99  # bytes a line, with its newline
 

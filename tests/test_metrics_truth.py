@@ -25,8 +25,10 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from arena import keys, metrics
 from arena.local.arena import arena_command
+from arena.local.ladder_runner import LadderLagCollector
 from arena.local.redisproc import RedisProcess, free_port
 from arena.service.client import ArenaClient
+from arena.service.queue import QueueCollector
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "operations.md"
 Samples = dict[str, dict[tuple[tuple[str, str], ...], float]]
@@ -182,7 +184,7 @@ def test_the_label_values_started_at_0_are_the_ones_the_code_uses() -> None:
     counted = re.compile(r'(?:REDIS_ERRORS\.labels|self\._redis)\(\s*"([a-z-]+)"')
     where = {metrics.WORKER: ["arena/service/worker.py"],
              metrics.GATEWAY: ["arena/service/gateway.py", "arena/service/sessions.py", "arena/service/relay.py"],
-             metrics.LADDER: ["arena/ladder/runner.py"]}  # fmt: skip
+             metrics.LADDER: ["arena/local/ladder_runner.py"]}  # fmt: skip
     for kind, files in where.items():
         ops = {op for f in files for op in counted.findall((root / f).read_text())}
         assert ops and ops <= set(metrics.REDIS_OPS[kind]), (kind, ops - set(metrics.REDIS_OPS[kind]))
@@ -339,9 +341,25 @@ def test_queue_depth_moves_and_a_redis_loss_does_not_break_metrics(
 # ---------------------------------------------------------------------- the ladder's lag, read from Redis
 
 
+def test_a_process_serves_the_redis_read_families_of_its_kinds_exactly() -> None:
+    """The collectors live beside what they read and are handed to ``serve``: one left out (or one too
+    many) is refused at start, not found missing on a dashboard."""
+    client = redis.Redis()  # never dialled: describing the families reads nothing
+    try:
+        metrics.registry_for([metrics.GATEWAY, metrics.LADDER], client, [QueueCollector, LadderLagCollector])
+        metrics.registry_for([metrics.WORKER], client)
+        with pytest.raises(ValueError, match="arena_queue_depth"):
+            metrics.registry_for([metrics.GATEWAY, metrics.LADDER], client, [LadderLagCollector])
+        with pytest.raises(ValueError):
+            metrics.registry_for([metrics.LADDER], client, [QueueCollector, LadderLagCollector])
+    finally:
+        client.close()
+
+
+
 def test_ladder_lag_is_the_age_of_the_oldest_unapplied_result(redis_url: str) -> None:
     client = redis.Redis.from_url(redis_url)
-    collector = metrics.LadderLagCollector(client)
+    collector = LadderLagCollector(client)
 
     def read() -> dict[str, float]:
         return {m.name: m.samples[0].value for m in collector.collect()}
@@ -374,8 +392,8 @@ def test_ladder_lag_is_the_age_of_the_oldest_unapplied_result(redis_url: str) ->
 def test_a_refused_call_is_counted_by_method_and_code_and_logged_once_without_its_token(
     redis_url: str, tmp_path: Path, procs: list[subprocess.Popen[bytes]]
 ) -> None:
+    from arena.errors import ArenaError
     from arena.ladder.client import LadderClient
-    from arena.service.client import ArenaError
     from arena.service.registry import Registry
 
     token = "arena_admin_" + secrets.token_urlsafe(32)

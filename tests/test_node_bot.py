@@ -6,17 +6,15 @@ bot through NODE_PATH; the bot itself runs from the repository, so it loads the 
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from referee import transcript
-from tests.conftest import require_tool
+from tests.helpers import arena, checkout_env, require_tool
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "docs" / "examples" / "node-bot"
@@ -35,19 +33,14 @@ def node_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str
     done = subprocess.run([npm, "ci", "--no-audit", "--no-fund"], cwd=where, capture_output=True, text=True,
                           timeout=300, check=False)  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]
-    yield {**os.environ, "PYTHONPATH": str(ROOT), "NODE_PATH": str(where / "node_modules"), "COLUMNS": "400"}
-
-
-def arena(node_env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "arena.cli", *args], check=False, capture_output=True, text=True,
-                          timeout=300, cwd=ROOT, env=node_env)  # fmt: skip
+    yield checkout_env(NODE_PATH=str(where / "node_modules"), COLUMNS="400")
 
 
 @pytest.mark.parametrize(("game", "games"), [("shanghaien", 4), ("shangrila-3p", 3)])
 def test_node_bot_plays_every_match_clean(node_env: dict[str, str], tmp_path: Path, game: str, games: int) -> None:
     out = tmp_path / "t"
-    done = arena(node_env, "play", "--cmd", COMMAND, "--vs", "random", "--game", game, "--games", str(games),
-                 "--seed", "node", "--out", str(out), "--json")  # fmt: skip
+    done = arena("play", "--cmd", COMMAND, "--vs", "random", "--game", game, "--games", str(games),
+                 "--seed", "node", "--out", str(out), "--json", env=node_env, timeout=300)  # fmt: skip
     assert done.returncode == 0, done.stderr
     doc = json.loads(done.stdout)
     assert doc["players"][0] == LABEL and doc["games"] == games and doc["aborted"] == 0 and doc["problems"] == []
@@ -71,9 +64,9 @@ def test_node_bot_plays_every_match_clean(node_env: dict[str, str], tmp_path: Pa
 
 
 def test_node_bot_passes_bot_check(node_env: dict[str, str], tmp_path: Path) -> None:
-    done = arena(node_env, "bot", "check", "--cmd", COMMAND, "--game", "shanghaien", "--games", "2", "--move-ms",
+    done = arena("bot", "check", "--cmd", COMMAND, "--game", "shanghaien", "--games", "2", "--move-ms",
                  "1000", "--first-move-ms", "1500", "--disconnect-grace-ms", "2000", "--exit-s", "2", "--out",
-                 str(tmp_path / "t"), "--json")  # fmt: skip
+                 str(tmp_path / "t"), "--json", env=node_env, timeout=300)  # fmt: skip
     doc = json.loads(done.stdout)
     assert done.returncode == 0, doc
     assert {c["name"]: c["passed"] for c in doc} == dict.fromkeys(

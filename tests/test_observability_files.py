@@ -13,7 +13,7 @@ from typing import Any
 import yaml  # type: ignore[import-untyped]
 
 from arena import metrics
-from tests.conftest import require_tool
+from tests.helpers import require_tool
 
 DEPLOY = Path(__file__).resolve().parents[1] / "deploy"
 RULES = DEPLOY / "prometheus" / "alerts.yml"

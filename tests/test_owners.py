@@ -6,16 +6,14 @@ test_authz_matrix.py."""
 from __future__ import annotations
 
 import asyncio
-import json
 import os
-import re
 import secrets
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import asynccontextmanager
+from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -24,11 +22,10 @@ import pytest
 import redis
 
 from arena import config, keys
-from arena.cli.main import main as arena_main
 from arena.redis_client import connect
 from arena.service.auth import ANONYMOUS, CallerKind, resolve_caller, weak_token_reason
-from arena.service.client import ArenaClient, ArenaError
-from arena.service.gateway import ArenaServicer, start_gateway
+from arena.service.client import ArenaClient
+from arena.service.gateway import ArenaServicer
 from arena.service.matches import MatchStore
 from arena.service.owners import REFERENCE_OWNER, OwnerError, OwnerQuotaError, Owners, UnknownOwnerError
 from arena.service.ratelimit import REQUEST, RateLimiter, RateLimits
@@ -36,9 +33,9 @@ from arena.service.registry import Registry
 from referee.wire import arena_pb2, arena_pb2_grpc
 from referee.wire.contract import bearer_metadata
 from referee.wire.values import token_sha256
+from tests.helpers import arena_in_process, call, early_in_window, gateway, refused, setup_owner_world
 
 ADMIN_TOKEN = "arena_admin_" + secrets.token_urlsafe(32)
-LOG_LINE = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d \[")  # structlog's console lines (the gateway, in-process)
 
 
 @pytest.fixture
@@ -47,28 +44,6 @@ def r(redis_url: str) -> Any:
     Registry(client).set_admin_token(ADMIN_TOKEN)
     yield client
     client.close()
-
-
-@asynccontextmanager
-async def gateway(redis_url: str, **kwargs: Any) -> AsyncIterator[str]:
-    server, port, servicer = await start_gateway(redis_url, "127.0.0.1:0", **kwargs)
-    try:
-        yield f"127.0.0.1:{port}"
-    finally:
-        await server.stop(0)
-        await servicer.close()
-
-
-async def call(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-    """The gateway runs in this event loop: blocking client calls go through a thread."""
-    return await asyncio.to_thread(fn, *args, **kwargs)
-
-
-async def refused(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> str:
-    """The status name of a call that must be refused."""
-    with pytest.raises(ArenaError) as e:
-        await call(fn, *args, **kwargs)
-    return e.value.code
 
 
 # ---------------------------------------------------------------------- the owners store
@@ -187,25 +162,15 @@ def test_weak_secrets_are_refused_with_how_to_make_a_good_one(token: str, why: s
 
 
 def test_the_arenas_own_tokens_and_32_random_bytes_pass() -> None:
-    from arena.service import owners, registry
+    from arena.tokens import new_admin_token, new_bot_token, new_owner_token
 
     for _ in range(200):
-        for token in (registry.new_token(), owners.new_token(), "arena_admin_" + secrets.token_urlsafe(32),
+        for token in (new_bot_token(), new_owner_token(), new_admin_token(),
                       secrets.token_hex(32), secrets.token_urlsafe(32)):  # fmt: skip
             assert weak_token_reason(token) is None, token
 
 
 # ---------------------------------------------------------------------- rate limits
-
-
-def early_in_window(r: Any, window_s: float) -> None:
-    """Wait until Redis's clock (the limiter's) is in the first fifth of a rate window."""
-    deadline = time.monotonic() + 2 * window_s
-    while time.monotonic() < deadline:
-        seconds, micros = r.time()
-        if (int(seconds) * 1000 + int(micros) // 1000) % round(window_s * 1000) < window_s * 200:
-            return
-        time.sleep(0.02)
 
 
 def test_a_limit_refuses_past_its_count_until_the_window_ends_whichever_limiter_counts(r: Any) -> None:
@@ -223,12 +188,12 @@ def test_a_limit_refuses_past_its_count_until_the_window_ends_whichever_limiter_
 
 
 def test_limits_come_from_the_settings() -> None:
-    defaults = {name: s.default for name, s in config.SETTINGS.items()}
+    defaults = config.Settings.defaults()
     assert RateLimits.from_settings(defaults) == RateLimits(120, 30, 60)
-    flags = {**defaults, "match_requests_per_min": "5", "rate_window_s": "2.5"}  # flag values are text
+    flags = replace(defaults, match_requests_per_min="5", rate_window_s="2.5")  # flag values are text
     assert RateLimits.from_settings(flags) == RateLimits(120, 5, 2.5)
     with pytest.raises(ValueError, match="match_requests_per_min"):
-        RateLimits.from_settings({**defaults, "match_requests_per_min": "lots"})
+        RateLimits.from_settings(replace(defaults, match_requests_per_min="lots"))
     with pytest.raises(ValueError):
         RateLimits(window_s=0)
 
@@ -244,20 +209,10 @@ def test_the_gateway_takes_its_limits(redis_url: str) -> None:
     asyncio.run(main())
 
 
-def _setup_owner_world(r: Any) -> dict[str, str]:
-    owners, registry = Owners(r), Registry(r)
-    _, me = owners.create("me")
-    _, them = owners.create("them")
-    registry.register("mine", "me", ["shanghaien"])
-    registry.register("theirs", "them", ["shanghaien"])
-    registry.register("ref", REFERENCE_OWNER, ["shanghaien"])
-    return {"me": me, "them": them}
-
-
 def test_match_requests_past_the_limit_are_refused_with_a_retry_hint_across_two_gateways(
     redis_url: str, r: Any
 ) -> None:
-    tokens = _setup_owner_world(r)
+    tokens = setup_owner_world(r)
     window = 3
 
     async def main() -> None:
@@ -337,7 +292,7 @@ def test_an_owners_life_through_the_gateway(redis_url: str, r: Any) -> None:
 
 
 def test_an_owner_manages_its_own_bots_and_nothing_of_another_owners(redis_url: str, r: Any) -> None:
-    tokens = _setup_owner_world(r)
+    tokens = setup_owner_world(r)
 
     async def main() -> None:
         async with gateway(redis_url) as address:
@@ -401,28 +356,11 @@ def test_a_disabled_bots_token_reads_public_data_only(redis_url: str, r: Any) ->
 
 
 def test_arena_owner_commands_print_json_only(
-    redis_url: str, r: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    redis_url: str, r: Any, cli_env: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setenv("HOME", str(tmp_path))  # no config file of the person running the tests
-    for s in config.SETTINGS.values():
-        monkeypatch.delenv(s.env, raising=False)
-    monkeypatch.delenv("ARENA_CONFIG", raising=False)
-
     async def main() -> None:
         async with gateway(redis_url) as address:
-            async def arena(*argv: str, env: dict[str, str] | None = None) -> tuple[int, Any]:
-                """Exit status, and stdout as JSON (stderr when it failed)."""
-                with monkeypatch.context() as m:
-                    for k, v in (env or {}).items():
-                        m.setenv(k, v)
-                    code = await call(arena_main, [*argv, "--gateway", address, "--json"])
-                out, err = capsys.readouterr()
-                mine = [line for line in out.splitlines() if not LOG_LINE.match(line)]  # not the gateway's logs
-                if code != 0:  # the gateway logs the refusal while the command's stdout points at stderr
-                    return code, "\n".join(line for line in err.splitlines() if not LOG_LINE.match(line))
-                assert len(mine) == 1, out  # one JSON document, nothing else
-                return code, json.loads(mine[0])
-
+            arena = partial(arena_in_process, address, capsys)
             code, created = await arena("owner", "create", "alice", "--max-bots", "2", "--admin-token", ADMIN_TOKEN)
             assert code == 0 and created["owner"]["name"] == "alice" and created["owner"]["max_bots"] == 2
             owner_token = created["token"]

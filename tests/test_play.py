@@ -6,9 +6,6 @@ from __future__ import annotations
 import asyncio
 import json
 import math
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,6 +14,7 @@ from arena.cli.main import main
 from arena.local.play import Player, SprtMonitor, elo_difference, play, record, rotation_plan
 from arena.local.sprt import SprtConfig
 from referee.wire.values import EndReason, MatchResult, SeatResult, SeatStatus
+from tests.helpers import arena
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -105,13 +103,6 @@ def test_a_record_without_a_counted_game_has_no_infinite_numbers(tmp_path: Path)
     json.dumps(summary, allow_nan=False)
     won = record([_result("m", [("me", 1), ("you", 2)]), _result("n", [("you", 1), ("me", 1)], forfeited="you")], "me")
     assert (won["wins"], won["draws"], won["losses"], won["pairwise_score"]) == (2, 0, 0, 1.0)
-
-
-def arena(*args: str, timeout: float = 120, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
-    """``arena ARGS`` in its own process (in ``cwd``), stdout piped as a script reads it."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.run([sys.executable, "-m", "arena.cli", *args], check=False, capture_output=True, text=True,
-                          timeout=timeout, cwd=cwd, env=env)  # fmt: skip
 
 
 PLAY_KEYS = {"game", "players", "seed", "transcripts", "games_requested", "games", "aborted", "wins", "draws",

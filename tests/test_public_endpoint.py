@@ -35,7 +35,17 @@ from referee.wire import arena_pb2, arena_pb2_grpc, bot_pb2, bot_pb2_grpc
 from referee.wire.contract import bearer_metadata
 from referee.wire.tls import ClientTls, ServerTls, aio_channel
 from sdk.arena_client import ArenaBotRunner
-from tests.test_service import FAST, QUICK_JOIN, SlowRandom, call, finished, register, results_recorded, wait_for
+from tests.helpers import (
+    FAST,
+    QUICK_JOIN,
+    SlowRandom,
+    call,
+    finished,
+    register,
+    results_recorded,
+    service_exit_error,
+    wait_for,
+)
 
 
 @pytest.fixture(scope="module")
@@ -325,7 +335,6 @@ def test_a_weak_admin_token_is_refused_at_start_up_with_a_clear_message(token: s
     import subprocess
 
     from arena.local.arena import arena_command
-    from tests.conftest import service_exit_error
 
     for name in ("gateway", "worker", "serve"):
         command = [name, "--redis", redis_url]
@@ -346,12 +355,11 @@ def test_a_weak_admin_token_is_refused_at_start_up_with_a_clear_message(token: s
 def test_strong_tokens_pass_the_strength_check() -> None:
     import secrets
 
-    from arena.service.registry import new_token
-    from arena.tokens import weak_token_reason
+    from arena.tokens import new_bot_token, weak_token_reason
 
     for _ in range(500):
         admin = "arena_admin_" + secrets.token_urlsafe(32)
-        for token in (secrets.token_urlsafe(32), secrets.token_hex(32), new_token(), admin):
+        for token in (secrets.token_urlsafe(32), secrets.token_hex(32), new_bot_token(), admin):
             assert weak_token_reason(token) is None, token
 
 

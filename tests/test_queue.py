@@ -3,7 +3,6 @@ takeover after a worker dies, results recorded exactly once, and durability acro
 
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 from typing import Any
@@ -13,8 +12,10 @@ import redis
 
 from arena import keys
 from arena.local.redisproc import RedisProcess
+from arena.results import StoredResult
 from arena.service.queue import LADDER_EVERY, DuplicateMatchError, MatchQueue, Priority, QueuedMatch
 from referee import games
+from referee.wire.values import EndReason, MatchResult, SeatResult, SeatStatus
 
 
 def queue(url: str, lease_ms: int = 15_000) -> MatchQueue:
@@ -25,6 +26,16 @@ def match(match_id: str, game_id: str = "shanghaien", rated: bool = False) -> Qu
     game = games.get(game_id)
     names = tuple(f"bot{i}" for i in range(game.num_players))
     return QueuedMatch(match_id, game_id, names, game.time_control, "0" * 64, rated=rated)
+
+
+def finished(
+    match_id: str, ranks: tuple[int, ...] = (1, 2), *, rated: bool = True, end: EndReason = EndReason.COMPLETED,
+    forfeited: tuple[int, ...] = (),
+) -> StoredResult:
+    """A stored result of a match of bot0, bot1, ... ranked ``ranks``, finished at a fixed time."""
+    seats = tuple(SeatResult(i, f"bot{i}", "1", 3 - rank, rank, SeatStatus.FORFEITED if i in forfeited
+                             else SeatStatus.ACTIVE, 0, 0) for i, rank in enumerate(ranks))  # fmt: skip
+    return StoredResult(MatchResult(match_id, "shanghaien", end, seats, "s", "0" * 64, 40), rated, 1_700_000_000.25)
 
 
 def test_a_queued_match_round_trips_through_json() -> None:
@@ -84,9 +95,9 @@ def test_an_expired_lease_is_taken_over_and_the_result_counts_once(redis_url: st
     taken = q.reclaim("w2")
     assert [c.match_id for c in taken] == ["m1"] and taken[0].match == match("m1", "shangrila-3p")
     assert not q.renew("dead-worker", dead)  # the old owner learns it lost the lease
-    assert q.complete(taken[0], {"ranks": [1, 2]})
-    assert not q.complete(dead, {"ranks": [2, 1]})  # a late second delivery changes nothing
-    assert q.status("m1")["result"] == '{"ranks": [1, 2]}'
+    assert q.complete(taken[0], finished("m1", (1, 2)))
+    assert not q.complete(dead, finished("m1", (2, 1)))  # a late second delivery changes nothing
+    assert q.status("m1")["result"] == finished("m1", (1, 2)).to_json()
     r = redis.Redis.from_url(redis_url)
     assert r.xlen("arena:results") == 1
     assert r.xpending("arena:queue:requested", "referees")["pending"] == 0
@@ -94,21 +105,14 @@ def test_an_expired_lease_is_taken_over_and_the_result_counts_once(redis_url: st
 
 
 def test_a_results_entry_carries_the_record_of_its_result(redis_url: str) -> None:
-    """What the ladder reads instead of the whole result (``arena.service.result_record``); a result without
-    the values is still stored, its entry without a record (the ladder then reads the result, as it reads
-    entries stored before records existed)."""
+    """What the ladder reads instead of the whole result (``arena.results``), stored with it."""
     q = queue(redis_url)
-    seats = [{"seat": s, "bot_name": f"bot{s}", "bot_version": "1", "rank": s + 1, "status": "active", "score": 3 - s}
-             for s in range(2)]  # fmt: skip
-    rated = {"match_id": "m1", "game_id": "shanghaien", "end_reason": "completed", "rated": True,
-             "finished_at": 1_700_000_000.25, "seats": seats, "plies": 40, "seed": "s", "detail": ""}  # fmt: skip
-    forfeit = rated | {"match_id": "m2", "rated": False, "end_reason": "forfeit",
-                       "seats": [seats[0] | {"status": "forfeited", "rank": 2}, seats[1] | {"rank": 1}]}  # fmt: skip
-    stored: list[tuple[str, dict[str, Any]]] = [("m1", rated), ("m2", forfeit), ("m3", {"ranks": [1, 2]})]
-    for mid, result in stored:
-        q.enqueue(match(mid))
+    rated = finished("m1", (1, 2))
+    forfeit = finished("m2", (2, 1), rated=False, end=EndReason.FORFEIT, forfeited=(0,))
+    for result in (rated, forfeit):
+        q.enqueue(match(result.result.match_id))
         claim = q.claim("w1")
-        assert claim is not None and claim.match_id == mid and q.complete(claim, result)
+        assert claim is not None and claim.match_id == result.result.match_id and q.complete(claim, result)
     r = redis.Redis.from_url(redis_url, decode_responses=True)
     entries: Any = r.xrange(keys.results())
     assert [fields for _, fields in entries] == [
@@ -116,9 +120,8 @@ def test_a_results_entry_carries_the_record_of_its_result(redis_url: str) -> Non
          keys.RESULT_RECORD: '["shanghaien","m1",1700000000.25,true,"completed","bot0","1",1,0,"bot1","1",2,0]'},
         {"match_id": "m2",
          keys.RESULT_RECORD: '["shanghaien","m2",1700000000.25,false,"forfeit","bot0","1",2,1,"bot1","1",1,0]'},
-        {"match_id": "m3"},
     ]  # fmt: skip
-    assert json.loads(q.status("m3")["result"]) == {"ranks": [1, 2]}
+    assert StoredResult.from_json(q.status("m2")["result"]) == forfeit
 
 
 def test_a_lease_runs_out_by_the_watchers_own_clock_not_by_redis_idle_times(redis_url: str) -> None:
@@ -162,12 +165,12 @@ def test_queued_matches_and_results_survive_a_redis_restart(tmp_path: Path) -> N
         q.enqueue(match("a"))
         q.enqueue(match("b"), Priority.LADDER)
         claim = q.claim("w1")
-        assert claim is not None and q.complete(claim, {"ok": True})
+        assert claim is not None and q.complete(claim, finished("a"))
         time.sleep(1.2)  # appendfsync everysec
         server.kill()  # a crash, not a clean shutdown
         server.start()
         q2 = queue(server.url)
-        assert q2.status("a")["result"] == '{"ok": true}'
+        assert q2.status("a")["result"] == finished("a").to_json()
         left = q2.claim("w2")
         assert left is not None and left.match_id == "b"
         with pytest.raises(DuplicateMatchError):

@@ -13,7 +13,6 @@ import itertools
 import json
 import random
 import secrets
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 import grpc
@@ -21,12 +20,15 @@ import pytest
 
 from referee import games, transcript
 from referee.games import TimeControl
-from referee.server import Referee, start_server
+from referee.host import Referee
+from referee.server import start_server
 from referee.spec import MatchSpec, SeatSpec
 from referee.wire import bot_pb2, bot_pb2_grpc, contract, match_pb2, referee_pb2, referee_pb2_grpc
 from referee.wire.values import EndReason, MatchResult, SeatStatus, token_sha256
 from sdk.bot import Bot, Turn
 from sdk.client import AuthenticationError, BotClient
+from tests.helpers import raw_session
+from tests.helpers import run_referee as run
 
 FAST = TimeControl(first_move_ms=2000, move_ms=1000, bank_ms=1000, grace_ms=100, disconnect_grace_ms=1500,
                    join_timeout_ms=5000)  # fmt: skip
@@ -107,19 +109,6 @@ def spec(game_id: str, tokens: list[str], *, control: TimeControl = FAST, seed: 
     )
 
 
-def run(test: Callable[[Referee, str], Awaitable[None]]) -> None:
-    async def main() -> None:
-        referee = Referee()
-        server, port = await start_server(referee)
-        try:
-            await asyncio.wait_for(test(referee, f"127.0.0.1:{port}"), 120)
-        finally:
-            await referee.shutdown()
-            await server.stop(None)
-
-    asyncio.run(main())
-
-
 async def play_match(referee: Referee, target: str, game_id: str, bots: list[Bot], **kw: Any) -> MatchResult:
     tokens = [secrets.token_hex(8) for _ in bots]
     match = referee.start_match(spec(game_id, tokens, **kw))
@@ -130,17 +119,6 @@ async def play_match(referee: Referee, target: str, game_id: str, bots: list[Bot
     for t in tasks:
         t.cancel()
     return result
-
-
-def raw_session(stub: Any, token: str) -> tuple[Any, asyncio.Queue[bot_pb2.PlayRequest | None]]:
-    """A Play stream driven by hand, request by request (put None to close it)."""
-    requests: asyncio.Queue[bot_pb2.PlayRequest | None] = asyncio.Queue()
-
-    async def feed() -> Any:
-        while (item := await requests.get()) is not None:
-            yield item
-
-    return stub.Play(feed(), metadata=(("authorization", f"Bearer {token}"),)), requests
 
 
 def verify(referee: Referee, match_id: str) -> transcript.VerifyError | None:
@@ -319,7 +297,8 @@ def test_wrong_token_is_unauthenticated() -> None:
 
 SERVE_SCRIPT = """
 import asyncio, sys
-from referee.server import Referee, start_server
+from referee.host import Referee
+from referee.server import start_server
 
 async def main():
     server, port = await start_server(Referee())
@@ -711,7 +690,8 @@ def test_a_seat_token_hash_must_be_the_lowercase_hex_digest() -> None:
 SHUTDOWN_SCRIPT = """
 import asyncio, sys
 import grpc
-from referee.server import Referee, start_server
+from referee.host import Referee
+from referee.server import start_server
 from referee.wire import bot_pb2, bot_pb2_grpc
 from referee.wire.values import token_sha256
 
@@ -748,7 +728,7 @@ def test_a_referee_shutting_down_ends_every_stream_with_unavailable_and_logs_no_
     import sys
     from pathlib import Path
 
-    from referee.server import SHUTTING_DOWN
+    from referee.host import SHUTTING_DOWN
 
     root = Path(__file__).resolve().parent.parent
     done = subprocess.run([sys.executable, "-c", SHUTDOWN_SCRIPT], cwd=root, capture_output=True, text=True,

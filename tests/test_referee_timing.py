@@ -13,8 +13,10 @@ from typing import Any
 import pytest
 
 from referee.games import TimeControl
+from referee.host import Referee
 from referee.match import Match
-from referee.server import Referee, Session, start_server
+from referee.server import start_server
+from referee.session import Session
 from referee.spec import MatchSpec, SeatSpec
 from referee.wire.values import EndReason, MatchResult, token_sha256
 from sdk.bot import Bot, Turn

@@ -3,6 +3,8 @@ disabling, presence; and the settings precedence of the CLI (flag > environment 
 
 from __future__ import annotations
 
+import dataclasses
+import typing
 from pathlib import Path
 from typing import Any
 
@@ -91,3 +93,34 @@ def test_settings_flag_beats_environment_beats_file_beats_default(
     bad.write_text('redis = "x"\n')
     with pytest.raises(ValueError, match="unknown setting"):
         config.load_file(bad)
+
+
+def test_the_typed_settings_are_the_tables_names_in_order_each_typed_by_its_default() -> None:
+    """``config.Settings`` is derived from ``config.SETTINGS``: a setting added to the table without its field
+    (or a field without its row, or typed apart from its default) fails here."""
+    hints = typing.get_type_hints(config.Settings)
+    assert [f.name for f in dataclasses.fields(config.Settings)] == list(config.SETTINGS)
+    for name, s in config.SETTINGS.items():
+        kind = type(s.default)
+        assert isinstance(s.default, hints[name]), name
+        assert hints[name] is kind or (kind is int and hints[name] == config.NumberText), name  # a flag's text
+    assert config.Settings.defaults() == config.Settings(**{n: s.default for n, s in config.SETTINGS.items()})
+
+
+def test_the_typed_settings_resolve_each_setting_as_the_table_says(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    f = tmp_path / "arena.toml"
+    f.write_text('gateway = "file:2"\nmetrics_port = 9000\n')
+    values = config.load_file(f)
+    for s in config.SETTINGS.values():
+        monkeypatch.delenv(s.env, raising=False)
+    monkeypatch.setenv("ARENA_TLS", "1")
+    monkeypatch.setenv("ARENA_MATCH_REQUESTS_PER_MIN", "7")
+    got = config.Settings.resolve({"redis_url": "redis://flag:4/0", "rate_window_s": "2.5", "log_level": None}, values)
+    assert got == dataclasses.replace(
+        config.Settings.defaults(), redis_url="redis://flag:4/0", gateway="file:2", metrics_port=9000, tls=True,
+        match_requests_per_min=7, rate_window_s="2.5",
+    )  # fmt: skip
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        got.gateway = "x"  # type: ignore[misc]

@@ -15,7 +15,7 @@ import grpc
 from arena.local.arena import LocalArena
 from arena.service import relay
 from arena.service.client import ArenaClient
-from tests.test_service import register
+from tests.helpers import QUICK_JOIN, SlowRandom, finished, register, run_bots
 
 
 async def _silent(channel: grpc.aio.Channel, token: str | None) -> tuple[str, float]:
@@ -69,7 +69,6 @@ def test_a_stream_naming_a_finished_match_is_told_its_recorded_result(redis_url:
     refused FAILED_PRECONDITION and never learnt how its match ended (and a draining bot waited for it)."""
     from arena.local.arena import LocalArena as Arena
     from referee.wire import bot_pb2
-    from tests.test_service import QUICK_JOIN, SlowRandom, finished, run_bots
 
     async def main() -> None:
         async with Arena(tmp_path, workers=1, redis_url=redis_url) as arena:

@@ -25,11 +25,13 @@ import pytest
 from arena.cli.main import main
 from arena.replay import replay_data, replay_html
 from arena.replay.frames import apply_patch, frames_of, patch
-from arena.replay.layout import VILLAGE_RADIUS, VILLAGE_XY
+from arena.replay.games.shangrila.layout import VILLAGE_RADIUS, VILLAGE_XY
 from arena.replay.page import asset
 from referee import games
 from referee import transcript as transcripts
 from referee.games.shangrila.board import BRIDGES
+from sdk.bots import make_bot
+from tests import dicerace
 
 DATA = Path(__file__).parent / "data" / "transcripts"
 CHROMIUM = Path("/usr/bin/chromium")
@@ -307,6 +309,30 @@ def test_a_played_match_replays_to_its_footer_by_keyboard_slider_and_clicks(
     assert browser.find_element(By.ID, "btn-play").get_attribute("data-playing") == "false"
     browser.find_element(By.ID, "btn-last").click()
     assert shown(browser)["ply"] == footer.plies and paused <= footer.plies
+    assert_clean(browser, page)
+
+
+def test_a_game_registered_outside_the_arena_is_drawn_by_its_own_script(tmp_path: Path, browser: Any) -> None:
+    """The toy game (``tests/dicerace.py``) names its drawing in its registration: the page runs that script's
+    hooks (title, unit, board) and the page's own script draws the rest, with no error."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    with dicerace.registered():
+        lines = dicerace.transcript([make_bot("greedy", seed=1), make_bot("random", seed=2)], "race:browser")
+        source = tmp_path / "race.jsonl"
+        source.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        page = tmp_path / "race.html"
+        assert main(["transcript", "html", str(source), "-o", str(page)]) == 0
+    footer = footer_of(source)
+    open_page(browser, page)
+    assert browser.find_element(By.ID, "game-title").text == "Dice race"
+    keys(browser, Keys.END)
+    at = shown(browser)
+    assert (at["ply"], at["scores"], at["verified"]) == (footer.plies, list(footer.scores), "true")
+    lanes = browser.find_elements(By.CSS_SELECTOR, "#race .lane")
+    assert [int(x.get_attribute("data-total") or -1) for x in lanes] == list(footer.scores)
+    assert "pips" in browser.find_element(By.ID, "standings").text
     assert_clean(browser, page)
 
 

@@ -39,7 +39,7 @@ from arena.local.redisproc import free_port
 from arena.service.client import ArenaClient
 from referee.wire.tls import ClientTls
 from sdk.arena_client import ArenaBotRunner
-from tests.test_service import QUICK_JOIN, SlowRandom, call, finished, register, wait_for
+from tests.helpers import QUICK_JOIN, SlowRandom, arena, call, finished, register, wait_for
 
 NAME = "arena.test"
 
@@ -200,8 +200,7 @@ def test_a_worker_killed_with_sigkill_is_reaped_reported_and_replaced(served: Se
 def _arena(served: Served, *argv: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("ARENA_")}
     env |= {"ARENA_ADMIN_TOKEN": served.token, "ARENA_CONFIG": str(served.data.parent / "none.toml")}
-    return subprocess.run(arena_command(*argv, "--gateway", served.gateway), env=env, capture_output=True,
-                          text=True, timeout=60, check=False)  # fmt: skip
+    return arena(*argv, "--gateway", served.gateway, env=env, timeout=60)
 
 
 @pytest.mark.parametrize(

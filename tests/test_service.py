@@ -9,41 +9,33 @@ from __future__ import annotations
 
 import asyncio
 import json
-import random
 import secrets
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import pytest
 import redis
 
 from arena import keys
+from arena.errors import ArenaError
 from arena.local.arena import LocalArena
-from arena.service.client import ArenaClient, ArenaError
+from arena.service.client import ArenaClient
 from referee import transcript as transcripts
 from sdk.arena_client import ArenaBotRunner
-from sdk.bot import Bot, Turn
-
-T = TypeVar("T")
-FAST = ("--lease-ms", "1500")  # takeovers within seconds in tests
-QUICK_JOIN = {"join_timeout_ms": 5_000, "disconnect_grace_ms": 8_000}
-
-
-class SlowRandom(Bot):
-    """Random legal moves, ``delay`` seconds each: matches last long enough to interrupt."""
-
-    name = "slow-random"
-    version = "2.1"
-
-    def __init__(self, delay: float = 0.0, seed: int = 0) -> None:
-        self.delay = delay
-        self.rng = random.Random(seed)
-
-    async def act(self, turn: Turn) -> Any:
-        await asyncio.sleep(self.delay)
-        return self.rng.choice(turn.legal_actions)
+from sdk.bot import Turn
+from tests.helpers import (
+    FAST,
+    QUICK_JOIN,
+    SlowRandom,
+    call,
+    finished,
+    register,
+    results_recorded,
+    run_bots,
+    wait_for,
+)
 
 
 class IllegalFirst(SlowRandom):
@@ -60,56 +52,6 @@ class IllegalFirst(SlowRandom):
             self.tried.add(turn.match_id)
             return "not-a-move"
         return await super().act(turn)
-
-
-async def call(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-    """The gateway runs in this event loop: blocking client calls go through a thread."""
-    return await asyncio.to_thread(fn, *args, **kwargs)
-
-
-async def wait_for(check: Callable[[], Awaitable[bool]], timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not await check():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        await asyncio.sleep(0.1)
-
-
-async def register(admin: ArenaClient, *names: str, game: str = "shanghaien") -> dict[str, str]:
-    tokens = {}
-    for name in names:
-        _, tokens[name] = await call(admin.register_bot, name, "tests", [game], 20)
-    return tokens
-
-
-async def finished(admin: ArenaClient, match_ids: list[str], timeout: float) -> dict[str, Any]:
-    done: dict[str, Any] = {}
-
-    async def all_done() -> bool:
-        for match_id in match_ids:
-            if match_id not in done:
-                m = await call(admin.describe, match_id)
-                if m.state == 3:
-                    done[match_id] = m
-        return len(done) == len(match_ids)
-
-    await wait_for(all_done, timeout, f"{len(match_ids)} matches to finish")
-    return done
-
-
-def run_bots(bots: dict[str, Bot], tokens: dict[str, str], gateway: str) -> list[ArenaBotRunner]:
-    runners = [ArenaBotRunner(bots[name], gateway, tokens[name]) for name in bots]
-    for r in runners:
-        asyncio.get_running_loop().create_task(r.run())
-    return runners
-
-
-def results_recorded(url: str) -> int:
-    r = redis.Redis.from_url(url)
-    try:
-        return int(r.xlen(keys.results()))
-    finally:
-        r.close()
 
 
 def test_register_connect_queue_play_and_store_with_two_worker_processes(redis_url: str, tmp_path: Path) -> None:

@@ -5,14 +5,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from fractions import Fraction
+from typing import cast
 
 import pytest
 
 from referee import games
-from referee.games.shanghaien import Phase, ShanghaienState
+from referee.games.shanghaien import Phase, ShanghaienGame, ShanghaienState
 from referee.games.shanghaien.deck import CARD_BY_TEXT, CARD_TYPES, NATIONS, TRICKS
 
-GAME = games.get("shanghaien")
+GAME = cast(ShanghaienGame, games.get("shanghaien"))  # the registry hands out the Game protocol
 
 
 def play(state: ShanghaienState, *texts: str) -> ShanghaienState:

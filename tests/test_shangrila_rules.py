@@ -3,14 +3,16 @@ each ruling without one. Seats: 0 red (R), 1 blue (B), 2 yellow (Y), 3 violet (V
 
 from __future__ import annotations
 
+from typing import cast
+
 import pytest
 
 from referee import games
-from referee.games.shangrila import ShangriLaState
+from referee.games.shangrila import ShangriLaGame, ShangriLaState
 from referee.games.shangrila.board import DISCIPLINES
 
-G4 = games.get("shangrila-4p")
-G3 = games.get("shangrila-3p")
+G4 = cast(ShangriLaGame, games.get("shangrila-4p"))  # the registry hands out the Game protocol
+G3 = cast(ShangriLaGame, games.get("shangrila-3p"))
 RED, BLUE, YELLOW, VIOLET = range(4)
 
 

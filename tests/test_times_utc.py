@@ -15,7 +15,7 @@ import pytest
 from arena.ladder.elo import Row
 from arena.ladder.report import board_html, rating_chart_svg, utc_time
 from arena.ladder.values import HistoryPoint, Standing
-from tests.conftest import require_tool
+from tests.helpers import require_tool
 
 ROOT = Path(__file__).resolve().parents[1]
 WHEN = 1_795_200_180.0  # 2026-11-20 18:43 UTC, 19:43 in Paris

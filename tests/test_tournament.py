@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import json
 import math
-import subprocess
-import sys
 from collections import Counter
 from pathlib import Path
 
@@ -16,6 +14,7 @@ from arena.ladder.elo import ELO_SCALE
 from arena.local.play import Player, PlayReport
 from arena.local.tournament import PairGame, TournamentReport, fit_elo, games_per_table, labels, plan, tables
 from referee.wire.values import EndReason, MatchResult, SeatResult, SeatStatus
+from tests.helpers import arena
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -103,11 +102,6 @@ def test_scores_count_pairs_as_the_ladder_does(tmp_path: Path) -> None:
     assert rows["a"]["points"] == 4.0 and rows["a"]["pair_games"] == 6 and rows["a"]["score"] == pytest.approx(2 / 3)
     assert [r["rank"] for r in report.standings()] == [1, 2, 3] and report.standings()[0]["player"] == "a"
     assert sum(r["elo"] for r in rows.values()) == pytest.approx(0.0, abs=1e-6)
-
-
-def arena(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "arena.cli", *args], check=False, capture_output=True, text=True,
-                          timeout=timeout, cwd=ROOT)  # fmt: skip
 
 
 TOP_KEYS = {"game", "format", "players", "bots", "seed", "transcripts", "games_per_table", "games_requested",

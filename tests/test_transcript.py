@@ -18,8 +18,8 @@ import pytest
 
 import referee.match
 from arena.cli.main import main
+from arena.results import StoredResult
 from arena.service.matches import public_lines
-from arena.service.worker import result_from_lines
 from referee import games, transcript
 from referee.games import TimeControl
 from referee.match import Match, RefusalError
@@ -377,15 +377,15 @@ def test_verify_reads_files_as_bytes(tmp_path: Path) -> None:
 # ---------------------------------------------------------------------- other readers
 
 
-def test_result_from_lines_counts_strikes_refusals_and_forfeits() -> None:
-    result = result_from_lines(lines_of(DATA / "scripted-shangrila-3p.jsonl"), rated=True)
+def test_a_stored_result_from_lines_counts_strikes_refusals_and_forfeits() -> None:
+    result = StoredResult.from_lines(lines_of(DATA / "scripted-shangrila-3p.jsonl"), rated=True).to_dict()
     assert result["match_id"] == "scripted-shangrila-3p" and result["end_reason"] == "completed"
     assert [s["strikes"] for s in result["seats"]] == [0, 3, 0]
     assert [s["refusals"] for s in result["seats"]] == [2, 0, 0]
     assert [s["status"] for s in result["seats"]] == ["active", "forfeited", "active"]
     assert [s["score"] for s in result["seats"]] == [27, 20, 26] and result["plies"] == 108 and result["rated"]
     with pytest.raises(TranscriptError, match="footer"):
-        result_from_lines(lines_of(DATA / "scripted-shangrila-3p.jsonl")[:-1], rated=False)
+        StoredResult.from_lines(lines_of(DATA / "scripted-shangrila-3p.jsonl")[:-1], rated=False)
 
 
 def test_cli_reports_malformed_transcripts_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

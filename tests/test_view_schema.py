@@ -25,7 +25,8 @@ from referee import games
 from referee.games import TimeControl
 from referee.games.shanghaien.deck import CARD_TYPES, NATIONS, TRICKS
 from referee.games.shangrila.board import BRIDGES, COLOURS, DISCIPLINES
-from referee.server import Referee, start_server
+from referee.host import Referee
+from referee.server import start_server
 from referee.spec import MatchSpec, SeatSpec
 from referee.wire import bot_pb2, bot_pb2_grpc, match_pb2
 
@@ -46,7 +47,7 @@ def validator(game_id: str) -> Draft202012Validator:
 
 
 def wire_view(state: Any, seat: int) -> Any:
-    """The view as the referee puts it on the wire (``referee.server.Session.turn``), decoded again."""
+    """The view as the referee puts it on the wire (``referee.session.Session.turn``), decoded again."""
     return json.loads(json.dumps(state.view(seat).to_dict(), separators=(",", ":")))
 
 

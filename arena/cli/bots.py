@@ -20,7 +20,6 @@ from arena.cli.common import (
     console,
     dial_tls,
     emit_json,
-    error,
     float_type,
     non_negative_int,
     positive_int,
@@ -50,14 +49,14 @@ def cmd_bot_run(args: argparse.Namespace) -> int:
         kwargs["iterations"] = MEASURED if args.rollouts == "measured" else args.rollouts
     name = REFERENCE_ALIASES.get(args.bot, args.bot)
     bot = load_bot(name, factory=lambda n: make_bot(n, **(kwargs if n == "strong" else {})))
-    if not s["token"]:
+    if not s.token:
         raise CliError("a bot token is needed: --token or ARENA_BOT_TOKEN", 2)
     runner: BotClient | ArenaBotRunner
     tls = dial_tls(s)
     if args.server:
-        runner = BotClient(bot, args.server, s["token"], max_matches=args.matches, tls=tls)
+        runner = BotClient(bot, args.server, s.token, max_matches=args.matches, tls=tls)
     else:
-        runner = ArenaBotRunner(bot, args.arena or s["gateway"], s["token"], max_matches=args.matches, tls=tls,
+        runner = ArenaBotRunner(bot, args.arena or s.gateway, s.token, max_matches=args.matches, tls=tls,
                                 ladder=not args.no_ladder)  # fmt: skip
 
     async def main() -> list[Any]:
@@ -87,14 +86,9 @@ def _rollouts(text: str) -> int | str:
 
 
 def cmd_bot_register(args: argparse.Namespace) -> int:
-    from arena.service.client import ArenaError
-
     s = settings(args)
-    try:
-        with client(s, s["admin_token"] or s["owner_token"]) as c:
-            bot, token = c.register_bot(args.name, args.owner, args.game, args.max_concurrent)
-    except ArenaError as e:
-        return error(e)
+    with client(s, s.admin_token or s.owner_token) as c:
+        bot, token = c.register_bot(args.name, args.owner, args.game, args.max_concurrent)
     if args.json:
         emit_json({"bot": bot, "token": token})
         return 0
@@ -104,14 +98,9 @@ def cmd_bot_register(args: argparse.Namespace) -> int:
 
 
 def cmd_bot_list(args: argparse.Namespace) -> int:
-    from arena.service.client import ArenaError
-
     s = settings(args)
-    try:
-        with client(s, "") as c:
-            bots = c.list_bots(args.game or "")
-    except ArenaError as e:
-        return error(e)
+    with client(s, "") as c:
+        bots = c.list_bots(args.game or "")
     if args.json:
         emit_json(bots)
         return 0
@@ -129,14 +118,9 @@ def cmd_bot_list(args: argparse.Namespace) -> int:
 
 
 def cmd_bot_rotate(args: argparse.Namespace) -> int:
-    from arena.service.client import ArenaError
-
     s = settings(args)
-    try:
-        with client(s) as c:
-            token = c.rotate_token(args.name)
-    except ArenaError as e:
-        return error(e)
+    with client(s) as c:
+        token = c.rotate_token(args.name)
     if args.json:
         emit_json({"name": args.name, "token": token})
     else:
@@ -145,14 +129,9 @@ def cmd_bot_rotate(args: argparse.Namespace) -> int:
 
 
 def cmd_bot_enable(args: argparse.Namespace, enabled: bool) -> int:
-    from arena.service.client import ArenaError
-
     s = settings(args)
-    try:
-        with client(s, s["admin_token"] or s["owner_token"]) as c:
-            bot = c.set_enabled(args.name, enabled, getattr(args, "reason", "") or "")
-    except ArenaError as e:
-        return error(e)
+    with client(s, s.admin_token or s.owner_token) as c:
+        bot = c.set_enabled(args.name, enabled, getattr(args, "reason", "") or "")
     if args.json:
         emit_json(bot)
     else:
@@ -161,14 +140,9 @@ def cmd_bot_enable(args: argparse.Namespace, enabled: bool) -> int:
 
 
 def cmd_bot_retire(args: argparse.Namespace) -> int:
-    from arena.service.client import ArenaError
-
     s = settings(args)
-    try:
-        with client(s, s["admin_token"] or s["owner_token"]) as c:
-            bot = c.retire(args.name, args.reason)
-    except ArenaError as e:
-        return error(e)
+    with client(s, s.admin_token or s.owner_token) as c:
+        bot = c.retire(args.name, args.reason)
     if args.json:
         emit_json(bot)
     else:
@@ -177,14 +151,9 @@ def cmd_bot_retire(args: argparse.Namespace) -> int:
 
 
 def cmd_bot_add_game(args: argparse.Namespace) -> int:
-    from arena.service.client import ArenaError
-
     s = settings(args)
-    try:
-        with client(s, s["admin_token"] or s["owner_token"]) as c:
-            bot = c.add_games(args.name, args.game)
-    except ArenaError as e:
-        return error(e)
+    with client(s, s.admin_token or s.owner_token) as c:
+        bot = c.add_games(args.name, args.game)
     if args.json:
         emit_json(bot)
     else:

@@ -20,12 +20,13 @@ from arena.cli.common import (
     REFERENCE_ALIASES,
     CliError,
     add_json,
+    add_time_control,
     console,
     emit_json,
     errors,
-    milliseconds,
     positive_int,
     progress,
+    time_control_overrides,
 )
 from referee import games
 
@@ -67,9 +68,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         seed=args.seed or f"check-{int(time.time())}",
         listen=args.server or "127.0.0.1:0",
         token=args.token or "check_" + secrets.token_urlsafe(24),
-        move_ms=args.move_ms,
-        first_move_ms=args.first_move_ms,
-        disconnect_grace_ms=args.disconnect_grace_ms,
+        time_control=time_control_overrides(args),
         exit_s=args.exit_s,
         connect_s=args.wait_s if args.server else 60.0,
         out_dir=out,
@@ -127,10 +126,7 @@ def add_parser(bot: Any) -> None:
                    help="check this game id (repeat; default: the bot's game_ids, else every game)")  # fmt: skip
     p.add_argument("--games", type=positive_int, default=4, help="ordinary matches per game id (default 4)")
     p.add_argument("--seed", help="base seed of the matches (default: from the clock)")
-    p.add_argument("--move-ms", type=milliseconds, help="per-move limit (default: the game's, as on the arena)")
-    p.add_argument("--first-move-ms", type=milliseconds, help="first-move allowance (default: the game's)")
-    p.add_argument("--disconnect-grace-ms", type=milliseconds,
-                   help="how long a dropped bot may take to come back (default: the game's)")  # fmt: skip
+    add_time_control(p)
     p.add_argument("--exit-s", type=_seconds, default=5.0,
                    help="seconds the bot has to exit after its last match, then after SIGTERM (default 5)")  # fmt: skip
     p.add_argument("--wait-s", type=_seconds, default=600.0,

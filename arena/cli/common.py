@@ -41,6 +41,7 @@ from rich.table import Table
 from rich.text import Text
 
 from arena import config
+from referee.games import TimeControl
 from referee.wire.tls import ClientTls, ServerTls, TlsConfigError, client_tls, is_loopback, server_tls, tls_advice
 
 
@@ -94,7 +95,7 @@ def progress(**kwargs: Any) -> Progress:
     return Progress(*PROGRESS, **kwargs)
 
 
-def settings(args: argparse.Namespace) -> dict[str, Any]:
+def settings(args: argparse.Namespace) -> config.Settings:
     """Every setting resolved for this command (flag > environment > config file > default); CliError
     (exit 2) for a config file that cannot be read or holds something wrong, or a bad environment value."""
     path = config.config_file(getattr(args, "config", None))
@@ -105,7 +106,7 @@ def settings(args: argparse.Namespace) -> dict[str, Any]:
     except ValueError as e:  # not TOML, or unknown settings (the message names the file)
         raise CliError(f"config file {path}: {e}" if str(path) not in str(e) else str(e), 2) from None
     try:
-        return {name: config.resolve(name, getattr(args, name, None), file_values) for name in config.SETTINGS}
+        return config.Settings.resolve(vars(args), file_values)
     except ValueError as e:
         raise CliError(f"settings: {e}", 2) from None
 
@@ -147,8 +148,31 @@ positive_int: Final = int_type(1)
 """``--games``, ``--concurrency``, ``--limit``, ``--workers`` ...: 1 or more."""
 non_negative_int: Final = int_type(0)
 port_number: Final = int_type(0, 65_535)
-milliseconds: Final = int_type(1, 3_600_000)
-"""A time control value on the command line: 1 ms to an hour (``TimeControl.MAX_MS``)."""
+
+TIME_CONTROL_FLAGS: Final = {
+    "first_move_ms": (1, "first-move allowance"),
+    "move_ms": (1, "per-move limit"),
+    "bank_ms": (0, "a seat's reserve that overruns of the move limit draw on"),
+    "grace_ms": (1, "network margin added to every deadline, never told to the bot"),
+    "disconnect_grace_ms": (1, "how long a dropped bot may take to come back"),
+    "join_timeout_ms": (1, "how long a match waits for its bots to join"),
+}
+"""Each ``TimeControl`` field's flag: its least value and what it is (tests check these are the fields)."""
+
+
+def add_time_control(p: argparse.ArgumentParser) -> None:
+    """A flag per ``TimeControl`` field (``--move-ms`` ...), for every command that sets up matches, so
+    that each takes the same fields with the same bounds. The upper bounds are the control's own, so a
+    value it would refuse is a usage error here; a flag not given keeps the game's default."""
+    for name, (least, what) in TIME_CONTROL_FLAGS.items():
+        top = TimeControl.FIELD_MAX_MS.get(name, TimeControl.MAX_MS)
+        p.add_argument("--" + name.replace("_", "-"), type=int_type(least, top), help=f"{what} (default: the game's)")
+
+
+def time_control_overrides(args: argparse.Namespace) -> dict[str, int]:
+    """The time control fields given on the command line (``add_time_control``): what a match request
+    sends, or what ``referee.games.time_control`` applies to the game's default."""
+    return {name: value for name in TIME_CONTROL_FLAGS if (value := getattr(args, name)) is not None}
 
 
 def host_port(text: str) -> str:
@@ -201,20 +225,20 @@ def add_json(p: argparse.ArgumentParser, what: str = "the result") -> None:
     p.add_argument("--json", action="store_true", help=f"print {what} as JSON (stdout holds nothing else)")
 
 
-def dial_tls(s: dict[str, Any]) -> ClientTls | None:
+def dial_tls(s: config.Settings) -> ClientTls | None:
     """How a command verifies the server it dials (None: plaintext); CliError (exit 2) for a CA file
     that cannot be read."""
     try:
-        return client_tls(bool(s["tls"]), s["tls_ca"] or None, s["tls_server_name"])
+        return client_tls(bool(s.tls), s.tls_ca or None, s.tls_server_name)
     except TlsConfigError as e:
         raise CliError(str(e), 2) from None
 
 
-def listen_tls(s: dict[str, Any], listen: str) -> ServerTls | None:
+def listen_tls(s: config.Settings, listen: str) -> ServerTls | None:
     """A service's TLS from ``--tls-cert``/``--tls-key`` (CliError, exit 2, for unusable files); without
     them on an address other hosts can reach, a warning on stderr that tokens cross the network in clear."""
     try:
-        tls = server_tls(s["tls_cert"] or None, s["tls_key"] or None)
+        tls = server_tls(s.tls_cert or None, s.tls_key or None)
     except TlsConfigError as e:
         raise CliError(str(e), 2) from None
     if tls is None and not is_loopback(listen):
@@ -227,12 +251,12 @@ def listen_tls(s: dict[str, Any], listen: str) -> ServerTls | None:
     return tls
 
 
-def strong_admin_token(s: dict[str, Any], required: bool = False) -> str:
+def strong_admin_token(token: str, required: bool = False) -> str:
     """The configured admin token, refused at start-up (CliError, exit 2) when it is weak: an example
     value, or less than 32 bytes of randomness (``arena.tokens``). Empty is allowed unless ``required``."""
     from arena.tokens import weak_token_reason
 
-    token = str(s["admin_token"] or "")
+    token = token or ""
     if token or required:
         reason = weak_token_reason(token, "the admin token (--admin-token / ARENA_ADMIN_TOKEN)")
         if reason is not None:
@@ -240,7 +264,7 @@ def strong_admin_token(s: dict[str, Any], required: bool = False) -> str:
     return token
 
 
-def rate_limits(s: dict[str, Any]) -> Any:
+def rate_limits(s: config.Settings) -> Any:
     """The per-token rate limits from the settings (``arena.service.ratelimit.RateLimits``); CliError
     (exit 2) names a bad value."""
     from arena.service.ratelimit import RateLimits
@@ -251,17 +275,17 @@ def rate_limits(s: dict[str, Any]) -> Any:
         raise CliError(f"refusing to start: {e}", 2) from None
 
 
-def transcript_archive(s: dict[str, Any], default: str = "") -> tuple[Any, float | None]:
+def transcript_archive(s: config.Settings, default: str = "") -> tuple[Any, float | None]:
     """The transcript archive and the retention in seconds from ``--archive`` (else ``default``) and
     ``--transcript-retention-min``: (None, None) without a folder; CliError (exit 2) for a bad value."""
     from arena.service.archive import TranscriptArchive
 
-    folder = str(s["archive"] or default)
+    folder = str(s.archive or default)
     try:
-        minutes = float(s["transcript_retention_min"])
+        minutes = float(s.transcript_retention_min)
     except (TypeError, ValueError):
         raise CliError(
-            f"refusing to start: --transcript-retention-min {s['transcript_retention_min']!r} is not a number", 2
+            f"refusing to start: --transcript-retention-min {s.transcript_retention_min!r} is not a number", 2
         ) from None
     if not math.isfinite(minutes) or minutes < 0:
         raise CliError("refusing to start: --transcript-retention-min is 0 or more minutes", 2)
@@ -270,12 +294,12 @@ def transcript_archive(s: dict[str, Any], default: str = "") -> tuple[Any, float
     return TranscriptArchive(Path(folder)), minutes * 60
 
 
-def client(s: dict[str, Any], token: str | None = None) -> Any:
+def client(s: config.Settings, token: str | None = None) -> Any:
     """A client of the gateway, with ``token`` (default: the admin token, else the owner's, else the bot's)."""
     from arena.service.client import ArenaClient
 
     return ArenaClient(
-        s["gateway"], token if token is not None else (s["admin_token"] or s["owner_token"] or s["token"]),
+        s.gateway, token if token is not None else (s.admin_token or s.owner_token or s.token),
         tls=dial_tls(s),
     )
 
@@ -291,7 +315,7 @@ def run_service(main: Callable[[asyncio.Event], Any]) -> int:
             loop.add_signal_handler(sig, stop.set)
         await main(stop)
 
-    if os.environ.get("ARENA_UVLOOP", "1") != "0":  # libuv's loop: a relayed move costs ~20% less (relay_bench)
+    if os.environ.get("ARENA_UVLOOP", "1") != "0":  # libuv's loop: relayed moves cost less (docs/benchmarks.md)
         import uvloop
 
         uvloop.run(runner())
@@ -327,12 +351,6 @@ def refused(e: Exception) -> str:
         if advice is not None:
             return f"cannot talk to the arena at {target}: {advice}"
     return str(e)
-
-
-def error(e: Exception) -> int:
-    """Report a refused call on stderr; the command's exit status."""
-    report(refused(e))
-    return 1
 
 
 def utc(t: float) -> str:

@@ -71,13 +71,13 @@ def _ladder(args: argparse.Namespace) -> Any:
 def _gateway(args: argparse.Namespace) -> Iterator[LadderClient]:
     """The ladder as the gateway serves it (``LadderService``): a ``LadderClient``. The gateway not
     answering is one line, ``cannot reach the arena at ADDRESS: ...`` (exit 1)."""
+    from arena.errors import ArenaError
     from arena.ladder.client import LadderClient
-    from arena.service.client import ArenaError
 
     s = settings(args)
-    address = s["gateway"]
+    address = s.gateway
     try:
-        with LadderClient(address, s["admin_token"] or s["token"], tls=dial_tls(s)) as c:
+        with LadderClient(address, s.admin_token or s.token, tls=dial_tls(s)) as c:
             yield c
     except ArenaError as e:
         if e.code in ("UNAVAILABLE", "DEADLINE_EXCEEDED"):
@@ -204,26 +204,26 @@ def cmd_rebuild(args: argparse.Namespace) -> int:
 
 def cmd_ladder_run(args: argparse.Namespace) -> int:
     from arena import metrics
-    from arena.ladder.runner import LadderRunner
     from arena.ladder.scheduler import SchedulerConfig
     from arena.ladder.service import add_to_server
+    from arena.local.ladder_runner import LadderLagCollector, LadderRunner
     from referee.logs import configure
     from referee.wire import ladder_pb2
 
     s = settings(args)
-    configure(json=True, level=s["log_level"], service="ladder")
+    configure(json=True, level=s.log_level, service="ladder")
     try:
-        per_hour = non_negative_int(str(s["ladder_games_per_hour"]))
+        per_hour = non_negative_int(str(s.ladder_games_per_hour))
     except argparse.ArgumentTypeError as e:
         raise CliError(f"refusing to start: --ladder-games-per-hour: {e}", 2) from None
     config = SchedulerConfig(
         games=tuple(args.game or SchedulerConfig().games), queue_depth=args.queue_depth, max_rate=args.max_rate,
         games_per_hour=per_hour,
     )
-    listen = s["listen"] or "0.0.0.0:50071"
-    metrics.serve(int(s["metrics_port"]), listen, [metrics.LADDER], s["redis_url"])
+    listen = s.listen or "0.0.0.0:50071"
+    metrics.serve(int(s.metrics_port), listen, [metrics.LADDER], s.redis_url, [LadderLagCollector])
     tls = listen_tls(s, listen)
-    runner = LadderRunner(s["redis_url"], config, schedule=not args.no_schedule)
+    runner = LadderRunner(s.redis_url, config, schedule=not args.no_schedule)
 
     async def main(stop: asyncio.Event) -> None:
         from referee.wire.contract import new_server, serve

@@ -35,14 +35,15 @@ REFERENCE = ("random", "greedy", "strong")
 
 
 async def run_local(args: argparse.Namespace) -> int:
+    from arena.errors import ArenaError
     from arena.ladder.report import BOARD_WHOLE, board_table
-    from arena.ladder.runner import LadderRunner, caught_up
     from arena.ladder.scheduler import SchedulerConfig
     from arena.ladder.service import host_ladder
     from arena.local.arena import LocalArena, start_bot
+    from arena.local.ladder_runner import LadderRunner, caught_up
     from arena.local.redisproc import shown
     from arena.redis_client import connect
-    from arena.service.client import ArenaClient, ArenaError
+    from arena.service.client import ArenaClient
     from referee import transcript as transcripts
     from referee.wire.values import MatchStatus
 

@@ -102,7 +102,7 @@ def describe(e: Exception, command: str = "arena") -> tuple[int, str, bool]:
     names)."""
     import grpc
 
-    from arena.service.client import ArenaError
+    from arena.errors import ArenaError
     from referee.transcript import TranscriptError
     from sdk.client import AuthenticationError, BotLoadError
 

@@ -10,20 +10,19 @@ from rich.table import Table
 
 from arena.cli.common import (
     add_settings,
+    add_time_control,
     client,
     console,
     emit_json,
     emit_json_line,
-    error,
     errors,
     float_type,
-    int_type,
-    milliseconds,
     positive_int,
     print_table,
     progress,
     report,
     settings,
+    time_control_overrides,
     utc,
 )
 from referee import games, transcript
@@ -31,30 +30,21 @@ from referee.wire.contract import from_proto_enum
 from referee.wire.values import EndReason, MatchStatus
 
 
-def _time_control(args: argparse.Namespace) -> dict[str, int]:
-    return {k: v for k, v in (("move_ms", args.move_ms), ("first_move_ms", args.first_move_ms),
-                              ("bank_ms", args.bank_ms)) if v is not None}  # fmt: skip
-
-
 def cmd_match_request(args: argparse.Namespace) -> int:
-    from arena.service.client import ArenaError
-
     s = settings(args)
-    try:
-        with client(s, s["admin_token"] or s["owner_token"]) as c:
-            match_id, seed_hash = c.request_match(
-                args.game, args.bots, seed=args.seed or "", rated=args.rated, match_id=args.id or "",
-                time_control=_time_control(args),
-            )  # fmt: skip
-            _warn_offline(c, args.game, args.bots, match_id)
-            if args.wait:
-                with progress(transient=True) as bar:
-                    bar.add_task(f"waiting for {match_id}", total=None)
-                    while from_proto_enum(MatchStatus, c.describe(match_id).state) is not MatchStatus.FINISHED:
-                        time.sleep(0.5)
-                m = c.describe(match_id)
-    except ArenaError as e:
-        return error(e)
+    overrides = time_control_overrides(args)
+    with client(s, s.admin_token or s.owner_token) as c:
+        match_id, seed_hash = c.request_match(
+            args.game, args.bots, seed=args.seed or "", rated=args.rated, match_id=args.id or "",
+            time_control=overrides,
+        )  # fmt: skip
+        _warn_offline(c, args.game, args.bots, match_id, games.time_control(args.game, overrides).join_timeout_ms)
+        if args.wait:
+            with progress(transient=True) as bar:
+                bar.add_task(f"waiting for {match_id}", total=None)
+                while from_proto_enum(MatchStatus, c.describe(match_id).state) is not MatchStatus.FINISHED:
+                    time.sleep(0.5)
+            m = c.describe(match_id)
     aborted = args.wait and from_proto_enum(EndReason, m.result.end_reason) is EndReason.ABORTED
     if args.json:
         emit_json({"match_id": match_id, "seed_sha256": seed_hash, "match": m if args.wait else None})
@@ -68,11 +58,11 @@ def cmd_match_request(args: argparse.Namespace) -> int:
     return 0
 
 
-def _warn_offline(c: Any, game_id: str, bots: list[str], match_id: str) -> None:
+def _warn_offline(c: Any, game_id: str, bots: list[str], match_id: str, join_timeout_ms: int) -> None:
     """Say at once, on stderr, which seated bots have no session: the match was queued all the same (a
     bot may be about to connect) and aborts unless each joins within the join timeout, which a person
     otherwise learns only from the aborted result half a minute later."""
-    from arena.service.client import ArenaError
+    from arena.errors import ArenaError
 
     try:
         online = {b.name for b in c.list_bots(game_id) if b.online}
@@ -80,7 +70,7 @@ def _warn_offline(c: Any, game_id: str, bots: list[str], match_id: str) -> None:
         return
     offline = sorted({name for name in bots if name not in online})
     if offline:
-        seconds = games.get(game_id).time_control.join_timeout_ms / 1000
+        seconds = join_timeout_ms / 1000
         errors.print(f"warning: {', '.join(offline)} {'is' if len(offline) == 1 else 'are'} offline: {match_id} "
                      f"aborts unless {'it connects' if len(offline) == 1 else 'they connect'} within {seconds:g} s "
                      "(arena bot run)")  # fmt: skip
@@ -105,18 +95,13 @@ def _print_matches(matches: list[Any]) -> None:
 
 
 def cmd_match_list(args: argparse.Namespace) -> int:
-    from arena.service.client import ArenaError
-
     s = settings(args)
-    try:
-        with client(s, "") as c:
-            matches = c.list_matches(
-                bot_name=args.bot or "", game_id=args.game or "", owner=args.owner or "", limit=args.limit,
-                since=time.time() - args.since_hours * 3600 if args.since_hours else 0,
-                state=MatchStatus(args.state) if args.state else None,
-            )  # fmt: skip
-    except ArenaError as e:
-        return error(e)
+    with client(s, "") as c:
+        matches = c.list_matches(
+            bot_name=args.bot or "", game_id=args.game or "", owner=args.owner or "", limit=args.limit,
+            since=time.time() - args.since_hours * 3600 if args.since_hours else 0,
+            state=MatchStatus(args.state) if args.state else None,
+        )  # fmt: skip
     if args.json:
         emit_json(matches)
         return 0
@@ -125,8 +110,6 @@ def cmd_match_list(args: argparse.Namespace) -> int:
 
 
 def cmd_match_watch(args: argparse.Namespace) -> int:
-    from arena.service.client import ArenaError
-
     class Watch(transcript.Visitor):
         def header(self, header: transcript.Header, state: games.State) -> None:
             names = ", ".join(x.bot_name for x in header.seats)
@@ -153,8 +136,6 @@ def cmd_match_watch(args: argparse.Namespace) -> int:
                     emit_json_line(line)
             else:
                 transcript.walk_lines(c.follow(args.match_id), Watch())  # printed as the lines come
-    except (ArenaError, transcript.TranscriptError) as e:
-        return error(e)
     except KeyboardInterrupt:
         return 130
     return 0
@@ -179,9 +160,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--seed")
     p.add_argument("--rated", action="store_true")
     p.add_argument("--id", help="match id (idempotent: a second request with it is refused)")
-    p.add_argument("--move-ms", type=milliseconds)
-    p.add_argument("--first-move-ms", type=milliseconds)
-    p.add_argument("--bank-ms", type=int_type(0, 3_600_000))
+    add_time_control(p)
     p.add_argument("--wait", action="store_true", help="wait for the result")
     p.set_defaults(func=cmd_match_request)
     p = match.add_parser("watch", help="follow a match live")

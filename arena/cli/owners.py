@@ -13,7 +13,6 @@ from arena.cli.common import (
     client,
     console,
     emit_json,
-    error,
     non_negative_int,
     positive_int,
     print_table,
@@ -23,14 +22,9 @@ from arena.cli.common import (
 
 
 def cmd_owner_create(args: argparse.Namespace) -> int:
-    from arena.service.client import ArenaError
-
     s = settings(args)
-    try:
-        with client(s, s["admin_token"]) as c:
-            owner, token = c.create_owner(args.name, args.max_bots)
-    except ArenaError as e:
-        return error(e)
+    with client(s, s.admin_token) as c:
+        owner, token = c.create_owner(args.name, args.max_bots)
     if args.json:
         emit_json({"owner": owner, "token": token})
         return 0
@@ -40,14 +34,9 @@ def cmd_owner_create(args: argparse.Namespace) -> int:
 
 
 def cmd_owner_list(args: argparse.Namespace) -> int:
-    from arena.service.client import ArenaError
-
     s = settings(args)
-    try:
-        with client(s, s["admin_token"]) as c:
-            owners = c.list_owners()
-    except ArenaError as e:
-        return error(e)
+    with client(s, s.admin_token) as c:
+        owners = c.list_owners()
     if args.json:
         emit_json(owners)
         return 0
@@ -61,14 +50,9 @@ def cmd_owner_list(args: argparse.Namespace) -> int:
 
 
 def cmd_owner_set_max_bots(args: argparse.Namespace) -> int:
-    from arena.service.client import ArenaError
-
     s = settings(args)
-    try:
-        with client(s, s["admin_token"]) as c:
-            owner = c.set_owner_max_bots(args.name, args.max_bots)
-    except ArenaError as e:
-        return error(e)
+    with client(s, s.admin_token) as c:
+        owner = c.set_owner_max_bots(args.name, args.max_bots)
     if args.json:
         emit_json(owner)
     else:
@@ -77,14 +61,9 @@ def cmd_owner_set_max_bots(args: argparse.Namespace) -> int:
 
 
 def cmd_owner_rotate(args: argparse.Namespace) -> int:
-    from arena.service.client import ArenaError
-
     s = settings(args)
-    try:
-        with client(s, s["admin_token"] or s["owner_token"]) as c:
-            token = c.rotate_owner_token(args.name)
-    except ArenaError as e:
-        return error(e)
+    with client(s, s.admin_token or s.owner_token) as c:
+        token = c.rotate_owner_token(args.name)
     if args.json:
         emit_json({"name": args.name, "token": token})
     else:

@@ -20,12 +20,13 @@ from arena.cli.common import (
     CliError,
     add_json,
     add_launch_options,
+    add_time_control,
     console,
     emit_json,
     errors,
-    milliseconds,
     positive_int,
     progress,
+    time_control_overrides,
 )
 from arena.cli.common import report as report_error
 from referee import games
@@ -66,7 +67,7 @@ def cmd_play(args: argparse.Namespace) -> int:
         numbered = i > 0 and (base == spec_label(spec) or specs.index(spec) < i)
         players.append(Player(spec, f"{base}#{i}" if numbered else base))
     check_players(players)  # every bot loads, before anything starts (BotLoadError: exit 2)
-    control = game.time_control.with_overrides(move_ms=args.move_ms, first_move_ms=args.first_move_ms)
+    control = games.time_control(game.game_id, time_control_overrides(args))
     out = Path(args.out or f"transcripts/play-{time.strftime('%Y%m%d-%H%M%S')}")
     seed = args.seed or f"play-{int(time.time())}"
     model = args.sprt_model
@@ -204,8 +205,7 @@ def add_parser(sub: Any) -> None:
                                   "(default: from the clock)")  # fmt: skip
     p.add_argument("--concurrency", type=positive_int, default=2, help="matches at once (default 2)")
     p.add_argument("--no-rotate", action="store_true", help="keep seats fixed instead of rotating them")
-    p.add_argument("--move-ms", type=milliseconds, help="per-move limit (default: the game's)")
-    p.add_argument("--first-move-ms", type=milliseconds, help="first-move allowance (default: the game's)")
+    add_time_control(p)
     p.add_argument("--sprt", nargs="*", metavar="KEY=VALUE",
                    help="stop when the SPRT accepts H0 or H1: elo0=0 elo1=10 alpha=0.05 beta=0.05 "
                         "elo=logistic|normalized (the defaults); the LLR shows beside the progress bar")  # fmt: skip

@@ -25,6 +25,7 @@ from arena.cli.common import (
     strong_admin_token,
     transcript_archive,
 )
+from arena.config import Settings
 
 
 def cmd_worker(args: argparse.Namespace) -> int:
@@ -33,17 +34,17 @@ def cmd_worker(args: argparse.Namespace) -> int:
     from referee.logs import configure
 
     s = settings(args)
-    configure(json=True, level=s["log_level"], service="worker")
-    listen = s["listen"] or "0.0.0.0:50061"
-    strong_admin_token(s)
+    configure(json=True, level=s.log_level, service="worker")
+    listen = s.listen or "0.0.0.0:50061"
+    strong_admin_token(s.admin_token)
     tls = listen_tls(s, listen)
-    metrics.serve(int(s["metrics_port"]), listen, [metrics.WORKER], s["redis_url"])
+    metrics.serve(int(s.metrics_port), listen, [metrics.WORKER], s.redis_url)
 
     async def main(stop: asyncio.Event) -> None:
         worker = Worker(
-            s["redis_url"], listen=listen, advertise=s["advertise"] or None,
+            s.redis_url, listen=listen, advertise=s.advertise or None,
             worker_id=args.worker_id, capacity=args.capacity, lease_ms=args.lease_ms, drain_s=args.drain_s,
-            admin_token=s["admin_token"], tls=tls,
+            admin_token=s.admin_token, tls=tls,
         )  # fmt: skip
         await worker.start()
         await worker.run(stop)
@@ -56,28 +57,29 @@ def cmd_gateway(args: argparse.Namespace) -> int:
     from arena import metrics
     from arena.ladder.service import host_ladder
     from arena.service.gateway import start_gateway
+    from arena.service.queue import QueueCollector
     from referee.logs import configure
 
     s = settings(args)
-    configure(json=True, level=s["log_level"], service="gateway")
-    listen = s["listen"] or "0.0.0.0:50051"
-    strong_admin_token(s, required=True)  # its hash in Redis is what admin calls are checked against
+    configure(json=True, level=s.log_level, service="gateway")
+    listen = s.listen or "0.0.0.0:50051"
+    strong_admin_token(s.admin_token, required=True)  # its hash in Redis is what admin calls are checked against
     tls = listen_tls(s, listen)
     worker_tls = dial_tls(s)
     limits = rate_limits(s)
     archive, retention_s = transcript_archive(s)
-    metrics.serve(int(s["metrics_port"]), listen, [metrics.GATEWAY], s["redis_url"])
+    metrics.serve(int(s.metrics_port), listen, [metrics.GATEWAY], s.redis_url, [QueueCollector])
 
     async def main(stop: asyncio.Event) -> None:
-        if s["admin_token"]:  # the deployment's secret: its hash is what admin calls are checked against
+        if s.admin_token:  # the deployment's secret: its hash is what admin calls are checked against
             from arena.redis_client import connect
             from arena.service.registry import Registry
 
-            client = connect(s["redis_url"])
-            Registry(client).set_admin_token(s["admin_token"])
+            client = connect(s.redis_url)
+            Registry(client).set_admin_token(s.admin_token)
             client.close()
         server, _, servicer = await start_gateway(
-            s["redis_url"], listen, host_ladder, tls=tls, worker_tls=worker_tls, direct=args.advertise_workers,
+            s.redis_url, listen, host_ladder, tls=tls, worker_tls=worker_tls, direct=args.advertise_workers,
             limits=limits, archive=archive, retention_s=retention_s,
         )
         await stop.wait()
@@ -89,30 +91,31 @@ def cmd_gateway(args: argparse.Namespace) -> int:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     from arena import metrics
-    from arena.ladder.runner import LadderRunner
     from arena.ladder.scheduler import SchedulerConfig
     from arena.ladder.service import host_ladder
     from arena.local.arena import LocalArena
+    from arena.local.ladder_runner import LadderLagCollector, LadderRunner
+    from arena.service.queue import QueueCollector
     from referee.logs import configure
     from referee.wire.tls import TlsConfigError
 
     s = settings(args)
     data = Path(args.data).resolve()  # redis-server changes into its --dir before it opens its log file
-    listen = s["listen"] or "127.0.0.1:50051"
-    strong_admin_token(s)
+    listen = s.listen or "127.0.0.1:50051"
+    strong_admin_token(s.admin_token)
     tls = listen_tls(s, listen)
     limits = rate_limits(s)
     archive, retention_s = transcript_archive(s, default=str(data / "archive"))
-    metrics_port = int(s["metrics_port"])
+    metrics_port = int(s.metrics_port)
     # this process is the gateway (and the ladder): its log is JSON lines in a file, the terminal gets the
     # few lines below; the workers log to their own files
-    configure(json=True, level=s["log_level"], service="gateway", file=data / "logs" / "gateway.log")
+    configure(json=True, level=s.log_level, service="gateway", file=data / "logs" / "gateway.log")
 
     async def main(stop: asyncio.Event) -> None:
         arena = LocalArena(
             data, workers=args.workers, redis_url=args.redis, gateway_address=listen,
-            admin_token=s["admin_token"] or None, log_level=s["log_level"], gateway_extra=host_ladder,
-            tls=tls, tls_ca=Path(s["tls_ca"]) if s["tls_ca"] else None, tls_server_name=s["tls_server_name"],
+            admin_token=s.admin_token or None, log_level=s.log_level, gateway_extra=host_ladder,
+            tls=tls, tls_ca=Path(s.tls_ca) if s.tls_ca else None, tls_server_name=s.tls_server_name,
             limits=limits, metrics_port=metrics_port, archive=archive, retention_s=retention_s,
             supervise=True, say=console.print,
         )  # fmt: skip
@@ -121,7 +124,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         except TlsConfigError as e:
             raise CliError(f"the gateway cannot verify its workers (they serve --tls-cert): {e}", 2) from None
         try:
-            metrics.serve(metrics_port, listen, [metrics.GATEWAY, metrics.LADDER], arena.redis_url)
+            metrics.serve(metrics_port, listen, [metrics.GATEWAY, metrics.LADDER], arena.redis_url,
+                          [QueueCollector, LadderLagCollector])  # fmt: skip
             # the ladder: results applied as they come, and (unless --no-ladder) rated matches scheduled
             runner = LadderRunner(arena.redis_url, SchedulerConfig(), schedule=args.ladder)
             threads = runner.start()
@@ -153,9 +157,9 @@ def _redis_line(args: argparse.Namespace, url: str, data: Path) -> str:
     return f"Redis {shown(url)}" + ("" if args.redis else f" (its URL, with the password, in {data / 'redis-url'})")
 
 
-def _token_line(args: argparse.Namespace, s: dict[str, Any], data: Path) -> str:
+def _token_line(args: argparse.Namespace, s: Settings, data: Path) -> str:
     """Where the admin token is: the one given (named by where it came from), else the generated file."""
-    if not s["admin_token"]:
+    if not s.admin_token:
         return f"admin token in {data / 'admin-token'}"
     where = "--admin-token" if args.admin_token else "$ARENA_ADMIN_TOKEN" if os.environ.get("ARENA_ADMIN_TOKEN") else (
         "the config file")  # fmt: skip
@@ -166,14 +170,15 @@ def _token_line(args: argparse.Namespace, s: dict[str, Any], data: Path) -> str:
 def cmd_referee_serve(args: argparse.Namespace) -> int:
     import structlog
 
+    from referee.host import Referee
     from referee.logs import configure
-    from referee.server import Referee, start_server
+    from referee.server import start_server
     from referee.wire.values import token_sha256
 
     configure(json=True, level=args.log_level, service="referee")
     tls = listen_tls(settings(args), f"{args.host}:{args.port}")
     if args.admin_token:
-        strong_admin_token({"admin_token": args.admin_token})
+        strong_admin_token(args.admin_token)
 
     async def main() -> None:
         referee = Referee(admin_token=args.admin_token)

@@ -19,11 +19,12 @@ from arena.cli.common import (
     CliError,
     add_json,
     add_launch_options,
+    add_time_control,
     console,
     emit_json,
-    milliseconds,
     positive_int,
     progress,
+    time_control_overrides,
 )
 from arena.cli.common import report as report_error
 from referee import games
@@ -44,7 +45,7 @@ def cmd_tournament(args: argparse.Namespace) -> int:
         raise CliError(f"{game.game_id}: {e}", 2) from None
     players = [Player(spec, label) for spec, label in zip(specs, labels(specs), strict=True)]
     check_players(players)  # every bot loads, before anything starts (BotLoadError: exit 2)
-    control = game.time_control.with_overrides(move_ms=args.move_ms, first_move_ms=args.first_move_ms)
+    control = games.time_control(game.game_id, time_control_overrides(args))
     out = Path(args.out or f"transcripts/tournament-{time.strftime('%Y%m%d-%H%M%S')}")
     seed = args.seed or f"tournament-{int(time.time())}"
     per_table = games_per_table(args.games, game.num_players)
@@ -135,8 +136,7 @@ def add_parser(sub: Any) -> None:
                    help="matches per pairing or table, rounded up to whole seat rotations (default 10)")  # fmt: skip
     p.add_argument("--seed", help="base seed; every table plays SEED:0, SEED:1, ... in every rotation (default: clock)")
     p.add_argument("--concurrency", type=positive_int, default=2, help="matches at once (default 2)")
-    p.add_argument("--move-ms", type=milliseconds, help="per-move limit (default: the game's)")
-    p.add_argument("--first-move-ms", type=milliseconds, help="first-move allowance (default: the game's)")
+    add_time_control(p)
     p.add_argument("--out", help="folder for transcripts (default transcripts/tournament-TIME)")
     add_json(p, "the results")
     add_launch_options(p)

@@ -16,7 +16,6 @@ from arena.cli.common import (
     client,
     console,
     emit_json,
-    error,
     errors,
     json_value,
     positive_int,
@@ -155,13 +154,8 @@ def cmd_transcript_html(args: argparse.Namespace) -> int:
             raise CliError(f"{source}: {e.strerror or e}", 2) from None
         default = source.with_suffix(".html")
     else:  # a match id: fetched as ``arena transcript get`` does
-        from arena.service.client import ArenaError
-
-        try:
-            with client(settings(args)) as c:
-                text, _ = c.transcript(args.source)
-        except ArenaError as e:
-            return error(e)
+        with client(settings(args)) as c:
+            text, _ = c.transcript(args.source)
         lines = text.splitlines()
         default = Path(f"{args.source}.html")
     out = Path(args.output) if args.output else default
@@ -180,53 +174,48 @@ def cmd_transcript_html(args: argparse.Namespace) -> int:
 def cmd_transcript_get(args: argparse.Namespace) -> int:
     """One transcript to a file or stdout, many to a folder. ``--json``: a list with one entry per match
     (docs/cli.md), the transcript's lines in it when they went to no file."""
-    from arena.service.client import ArenaError
-
     s = settings(args)
     say = errors if args.json else console  # messages; with --json stdout is the JSON's
     got: list[dict[str, Any]] = []
-    try:
-        with client(s) as c:
-            ids = list(args.match_ids)
-            if args.bot or args.game:
-                found = c.list_matches(
-                    bot_name=args.bot or "", game_id=args.game or "", limit=args.limit, state=MatchStatus.FINISHED
-                )
-                ids += [m.match_id for m in found]
-            if not ids:
-                raise CliError("no match: give match ids, or --bot / --game", 2)
-            out = Path(args.output) if args.output else None
-            # --bot/--game ask for a set (a folder, even when one match is found), as does a path ending in "/"
-            asked_folder = bool(args.bot or args.game) or str(args.output or "").endswith("/")
-            many = len(ids) > 1 or asked_folder or (out is not None and out.is_dir())
-            if many:
-                folder = out or Path("transcripts")
-                folder.mkdir(parents=True, exist_ok=True)
-                with progress() as bar:
-                    task = bar.add_task("transcripts", total=len(ids))
-                    for match_id in ids:
-                        text, full = c.transcript(match_id)
-                        path = folder / f"{match_id}.jsonl"
-                        path.write_text(text)
-                        page = _write_html(text, folder / f"{match_id}.html") if args.html else None
-                        got.append(_got(match_id, full, path, page, None))
-                        bar.advance(task)
-                replays = " with HTML replays" if args.html else ""
-                say.print(f"{len(ids)} transcript(s){replays} in {folder}/")
-            else:
-                text, full = c.transcript(ids[0])
-                if out is not None:
-                    out.write_text(text)
-                    say.print(f"{ids[0]} -> {out} ({'with your refusals' if full else 'public'})")
-                elif not args.json:
-                    sys.stdout.write(text)
-                page = None
-                if args.html:  # beside the file; in the current folder when the transcript went to stdout
-                    page = _write_html(text, out.with_suffix(".html") if out is not None else Path(f"{ids[0]}.html"))
-                    (say if out is not None else errors).print(f"replay: {page}")
-                got.append(_got(ids[0], full, out, page, None if out is not None else text))
-    except ArenaError as e:
-        return error(e)
+    with client(s) as c:
+        ids = list(args.match_ids)
+        if args.bot or args.game:
+            found = c.list_matches(
+                bot_name=args.bot or "", game_id=args.game or "", limit=args.limit, state=MatchStatus.FINISHED
+            )
+            ids += [m.match_id for m in found]
+        if not ids:
+            raise CliError("no match: give match ids, or --bot / --game", 2)
+        out = Path(args.output) if args.output else None
+        # --bot/--game ask for a set (a folder, even when one match is found), as does a path ending in "/"
+        asked_folder = bool(args.bot or args.game) or str(args.output or "").endswith("/")
+        many = len(ids) > 1 or asked_folder or (out is not None and out.is_dir())
+        if many:
+            folder = out or Path("transcripts")
+            folder.mkdir(parents=True, exist_ok=True)
+            with progress() as bar:
+                task = bar.add_task("transcripts", total=len(ids))
+                for match_id in ids:
+                    text, full = c.transcript(match_id)
+                    path = folder / f"{match_id}.jsonl"
+                    path.write_text(text)
+                    page = _write_html(text, folder / f"{match_id}.html") if args.html else None
+                    got.append(_got(match_id, full, path, page, None))
+                    bar.advance(task)
+            replays = " with HTML replays" if args.html else ""
+            say.print(f"{len(ids)} transcript(s){replays} in {folder}/")
+        else:
+            text, full = c.transcript(ids[0])
+            if out is not None:
+                out.write_text(text)
+                say.print(f"{ids[0]} -> {out} ({'with your refusals' if full else 'public'})")
+            elif not args.json:
+                sys.stdout.write(text)
+            page = None
+            if args.html:  # beside the file; in the current folder when the transcript went to stdout
+                page = _write_html(text, out.with_suffix(".html") if out is not None else Path(f"{ids[0]}.html"))
+                (say if out is not None else errors).print(f"replay: {page}")
+            got.append(_got(ids[0], full, out, page, None if out is not None else text))
     if args.json:
         emit_json(got)
     return 0

@@ -3,7 +3,7 @@ scripts: the same reads as ``arena.ladder.store.Ladder`` and the same typed valu
 ``Row``, ``HistoryPoint``, ``HeadToHead``), so whatever shows a ladder (``arena.ladder.report``) takes
 either. The protobuf answers are converted back here, and nowhere else.
 
-A refused or failed call raises ``arena.service.client.ArenaError`` (the gRPC status name and message);
+A refused or failed call raises ``arena.errors.ArenaError`` (the gRPC status name and message);
 the gateway not answering is ``UNAVAILABLE``."""
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from typing import Any, Final
 
 import grpc
 
+from arena.errors import ArenaError
 from arena.ladder.elo import BotKey, Row
 from arena.ladder.values import HeadToHead, HistoryPoint, Standing
-from arena.service.client import ArenaError
 from referee import games
 from referee.wire import ladder_pb2, ladder_pb2_grpc
 from referee.wire.contract import bearer_metadata

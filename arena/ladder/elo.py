@@ -9,7 +9,7 @@ the rating of its predecessor (the latest version seen before it).
   sum of its pair errors (the GGP Tiltyard rule): a match moves a rating about as much as one
   two-player game, whatever the number of players.
 - Forfeits: a forfeited seat is last, whatever its rank says; forfeited seats share the last place.
-- Aborted or unrated matches change nothing (``counts`` says so).
+- Aborted or unrated matches change nothing (``arena.results.counts`` says so).
 
 Constants (why these values):
 
@@ -40,8 +40,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from arena.service import result_record
-from referee.wire.values import EndReason, SeatStatus
+from arena.results import HEAD, SEAT, Record, counting_record, counts, forfeited, seat_key
+from referee.wire.values import EndReason
 
 INITIAL_RATING: Final = 1500.0
 K: Final = 24.0
@@ -58,11 +58,8 @@ BotKey = tuple[str, str]
 
 
 _pow = math.pow
-_FORFEITED: Final = SeatStatus.FORFEITED
 _ABORTED: Final = EndReason.ABORTED
-_HEAD: Final = result_record.HEAD
-_SEAT: Final = result_record.SEAT
-_TWO_SEATS: Final = _HEAD + 2 * _SEAT  # the length of a two-seat record
+_TWO_SEATS: Final = HEAD + 2 * SEAT  # the length of a two-seat record
 _KEY: Final = 7  # a Table's working state: _state(row) + [key, Points or None]
 _HISTORY: Final = 8
 
@@ -135,35 +132,9 @@ def new_row(name: str, version: str, predecessor: Row | None = None) -> Row:
     return Row(name, version, rating=predecessor.rating if predecessor else INITIAL_RATING)
 
 
-def counts(result: Mapping[str, Any]) -> bool:
-    """Whether a stored result changes the ladder: rated, not aborted, at least two seats."""
-    rated = bool(result.get("rated"))
-    return rated and result.get("end_reason") != EndReason.ABORTED and len(result.get("seats", ())) >= 2
-
-
-Record = list[Any]
-"""A stored result as the rules read it (``arena.service.result_record``): ``[game_id, match_id, finished_at,
-rated, end_reason]`` then, per seat in seat order, ``bot_name, bot_version, rank, forfeited`` (1 or 0)."""
-
-
-def record(result: Mapping[str, Any]) -> Record | None:
-    """The record of a result that ``counts``, None for any other. Both ways in go through records:
-    ``Table.apply``/``apply_all`` on results, the Redis ladder on the record stored beside each result."""
-    return result_record.record(result) if counts(result) else None
-
-
-def record_counts(rec: Record) -> bool:
-    """``counts`` of the result a record was made of."""
-    return bool(rec[3]) and rec[4] != EndReason.ABORTED and len(rec) >= _HEAD + 2 * _SEAT
-
-
-def seat_key(seat: Mapping[str, Any]) -> BotKey:
-    return (str(seat["bot_name"]), str(seat["bot_version"]))
-
-
 def places(seats: Sequence[Mapping[str, Any]]) -> list[tuple[int, int]]:
     """Comparable places per seat (lower is better): forfeited seats after every active one."""
-    return [(1 if s.get("status") == SeatStatus.FORFEITED else 0, int(s["rank"])) for s in seats]
+    return [(1 if forfeited(s) else 0, int(s["rank"])) for s in seats]
 
 
 def pair_score(a: tuple[int, int], b: tuple[int, int]) -> float:
@@ -449,8 +420,8 @@ class Table:
         return new_row(key[0], key[1], _row(key[0], str(prev), pred) if pred is not None else None)
 
     def apply(self, result: Mapping[str, Any]) -> Update | None:
-        """Apply a result once; None if it does not count or was applied before."""
-        rec = record(result)
+        """Apply a stored result (``arena.results``) once; None if it does not count or was applied before."""
+        rec = counting_record(result)
         if rec is None:
             return None
         pairs: list[tuple[BotKey, BotKey, float]] = []
@@ -463,10 +434,11 @@ class Table:
 
     def apply_all(self, results: Iterable[Mapping[str, Any]]) -> int:
         """Apply results in order; how many counted (not applied before, rated, not aborted)."""
-        return self.apply_records([rec for rec in map(record, results) if rec is not None])
+        return self.apply_records([rec for rec in map(counting_record, results) if rec is not None])
 
     def apply_records(self, records: Iterable[Record]) -> int:
-        """``apply_all`` on the results' records (``record``); how many counted and were not applied before.
+        """``apply_all`` on the results' records (``arena.results.record``); how many counted and were not
+        applied before.
 
         The loop of rebuilds and batches: a two-seat match of two different bot versions (most matches) is
         applied here with the Table's parts in local variables; any other goes the general way
@@ -482,7 +454,7 @@ class Table:
                     n += 1
                 continue
             game_id, match_id, finished_at, rated, end_reason, an, av, ar, af, bn, bv, br, bf = rec
-            if not rated or end_reason == _ABORTED or match_id in applied:  # record_counts(rec), inline
+            if not rated or end_reason == _ABORTED or match_id in applied:  # counts(rec), inline
                 continue
             ka = (an, av)
             kb = (bn, bv)
@@ -545,14 +517,14 @@ class Table:
         """Apply one record, any number of seats: the bot versions it moved (seat order, each once), None if
         it does not count or was applied before."""
         game_id, match_id, finished_at = rec[0], rec[1], rec[2]
-        if not record_counts(rec) or match_id in self.applied:
+        if not counts(rec) or match_id in self.applied:
             return None
         g = self._games.get(game_id) or self._game(game_id)
         state = g.state
         states = []
         new = []
         place = []
-        for i in range(_HEAD, len(rec), _SEAT):
+        for i in range(HEAD, len(rec), SEAT):
             key = (rec[i], rec[i + 1])
             st = state.get(key)
             if st is None:

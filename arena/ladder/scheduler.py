@@ -46,10 +46,10 @@ from typing import Any, Final, Protocol
 import redis
 
 import referee.games
-from arena import keys
+from arena import keys, results
 from arena.ladder import elo
 from arena.ladder.elo import BotKey
-from referee.wire.values import EndReason, SeatStatus
+from referee.wire.values import EndReason
 
 
 @dataclass(frozen=True)
@@ -284,10 +284,10 @@ class Scheduler:
             return
         now = float(result.get("finished_at") or self.clock())
         for seat in result["seats"]:
-            key = elo.seat_key(seat)
+            key = results.seat_key(seat)
             rec = self.records.setdefault(key, BotRecord())
             was = (rec.state, rec.streak)
-            forfeited = seat.get("status") == SeatStatus.FORFEITED
+            forfeited = results.forfeited(seat)
             if rec.state == PauseState.VALIDATING and rec.validation_match == match_id:
                 if forfeited or result.get("end_reason") != EndReason.COMPLETED:
                     self._pause(key, rec, now, f"validation match {match_id} failed ({result.get('end_reason')}, "

@@ -3,10 +3,10 @@ a leaderboard, updated from the arena's results exactly once.
 
 Where the numbers come from: every finished match has one entry in the stream ``keys.results()`` and
 its result (JSON) in ``keys.match(match_id)``. The entry also carries the result's record (field
-``keys.RESULT_RECORD``, ``arena.service.result_record``: the few values the rules read as a flat JSON list),
-written with it by ``MatchQueue.complete``; the ladder reads that, and the match's whole result only for an
-entry without one (stored before records existed: ``elo.record`` makes the same record of it, so there is
-no migration and old and new entries may be mixed). The ladder applies them **in stream order**, both
+``keys.RESULT_RECORD``, ``arena.results``: the few values the rules read as a flat JSON list), written
+with it by ``MatchQueue.complete``; the ladder reads that, and the match's whole result only for an entry
+without one (stored before records existed: ``arena.results.record`` makes the same record of it, so there
+is no migration and old and new entries may be mixed). The ladder applies them **in stream order**, both
 incrementally and in ``rebuild``, so a rebuild gives exactly the numbers the increments gave: both run
 the same Python code, ``arena.ladder.elo.Table.apply_records``, on the same floats (records and rows are
 stored as JSON, which round-trips a float exactly).
@@ -59,7 +59,7 @@ from arena import keys
 from arena.ladder import elo
 from arena.ladder.elo import BotKey, Row
 from arena.ladder.values import HeadToHead, HistoryPoint, Standing
-from arena.service import result_record
+from arena.results import HEAD, SEAT, Record, counting_record, counts, game_prefix
 
 REBUILD_LOCK_MS = 10 * 60 * 1000
 _CHUNK = 5_000  # stream entries per read in rebuild
@@ -285,29 +285,28 @@ def _row_json(row: Row) -> str:
     return json.dumps(row.to_dict())
 
 
-def _records(parts: Sequence[bytes | str], game_id: str | None = None) -> list[elo.Record]:
+def _records(parts: Sequence[bytes | str], game_id: str | None = None) -> list[Record]:
     """What ``_READ`` sent (JSON texts joined by commas, in parts), decoded in one call, as the records of the
     results that count (of one game, if given): a stored record as it is, an older entry's whole result
-    through ``elo.record``."""
+    through ``counting_record``."""
     if not parts:
         return []
     if isinstance(parts[0], str):
         items = json.loads("[" + ",".join(parts) + "]")  # type: ignore[arg-type]
     else:
         items = json.loads(b"[" + b",".join(parts) + b"]")  # type: ignore[arg-type]
-    counts = elo.record_counts
-    recs = [x if type(x) is list else elo.record(x) if type(x) is dict else None for x in items]
+    recs = [x if type(x) is list else counting_record(x) if type(x) is dict else None for x in items]
     return [r for r in recs if r is not None and counts(r) and (game_id is None or r[0] == game_id)]
 
 
 def _read_args(game_id: str | None) -> list[str]:
     """``_READ``'s arguments after the range: the match hash prefix, the record field, and how the records of
-    ``game_id`` begin (``result_record.game_prefix``; '': every game)."""
-    return [keys.match(""), keys.RESULT_RECORD, "" if game_id is None else result_record.game_prefix(game_id)]
+    ``game_id`` begin (``game_prefix``; '': every game)."""
+    return [keys.match(""), keys.RESULT_RECORD, "" if game_id is None else game_prefix(game_id)]
 
 
-def _as_record(result: Mapping[str, Any] | elo.Record | None) -> elo.Record | None:
-    return result if result is None or isinstance(result, list) else elo.record(result)
+def _as_record(result: Mapping[str, Any] | Record | None) -> Record | None:
+    return result if result is None or isinstance(result, list) else counting_record(result)
 
 
 @dataclass
@@ -389,7 +388,7 @@ class Ladder:
 
     # ------------------------------------------------------------------------------ applying
 
-    def apply(self, result: Mapping[str, Any] | elo.Record) -> bool:
+    def apply(self, result: Mapping[str, Any] | Record) -> bool:
         """Apply one stored result (or its record) to its game's ladder, exactly once per match id.
 
         True when this call applied it; False when it does not count (aborted, unrated) or was applied
@@ -397,18 +396,18 @@ class Ladder:
         """
         return self.apply_batch([result]) == 1
 
-    def apply_batch(self, results: Iterable[Mapping[str, Any] | elo.Record | None]) -> int:
-        """Apply stored results (or their records, ``elo.record``), in the order given (stream order), in one
-        transaction; each exactly once per match id. Returns how many this call applied (not counting ones,
-        ones applied before and None are skipped). The transaction waits while a rebuild of one of the games
-        runs."""
+    def apply_batch(self, results: Iterable[Mapping[str, Any] | Record | None]) -> int:
+        """Apply stored results (or their records, ``arena.results.record``), in the order given (stream
+        order), in one transaction; each exactly once per match id. Returns how many this call applied (not
+        counting ones, ones applied before and None are skipped). The transaction waits while a rebuild of one
+        of the games runs."""
         return self._apply_records([rec for rec in map(_as_record, results) if rec is not None])
 
-    def _apply_records(self, records: Iterable[elo.Record]) -> int:
+    def _apply_records(self, records: Iterable[Record]) -> int:
         """``apply_batch`` on records."""
-        by_game: dict[str, list[elo.Record]] = {}
+        by_game: dict[str, list[Record]] = {}
         for rec in records:
-            if elo.record_counts(rec):
+            if counts(rec):
                 by_game.setdefault(rec[0], []).append(rec)
         if not by_game:
             return 0
@@ -436,7 +435,7 @@ class Ladder:
                 except redis.WatchError:
                     continue
 
-    def _load(self, by_game: Mapping[str, Sequence[elo.Record]]) -> dict[str, _Loaded] | None:
+    def _load(self, by_game: Mapping[str, Sequence[Record]]) -> dict[str, _Loaded] | None:
         """The part of each game's ladder the batch touches, one ``_SNAPSHOT`` a game (and one more round trip
         when new versions need their predecessors' rows); None while a rebuild holds one of the games' locks."""
         out: dict[str, _Loaded] = {}
@@ -447,7 +446,7 @@ class Ladder:
             mids = []
             for rec in results:
                 mids.append(rec[1])
-                seat_bots = [(rec[i], rec[i + 1]) for i in range(result_record.HEAD, len(rec), result_record.SEAT)]
+                seat_bots = [(rec[i], rec[i + 1]) for i in range(HEAD, len(rec), SEAT)]
                 for i, a in enumerate(seat_bots):
                     bots[a] = None
                     for b in seat_bots[i + 1 :]:
@@ -540,7 +539,7 @@ class Ladder:
             applied += self._apply_records(records)
             self._advance(keys=[keys.ladder_cursor()], args=[last])
 
-    def _read(self, start: str, end: str, count: int) -> tuple[str | None, list[elo.Record]]:
+    def _read(self, start: str, end: str, count: int) -> tuple[str | None, list[Record]]:
         """Up to ``count`` stream entries from ``start`` to ``end``: the last one's id (None: no entries) and
         the records of those that count, in stream order."""
         reply: Any = self._read_script(keys=[keys.results()], args=[start, end, count, *_read_args(None)])
@@ -584,13 +583,13 @@ class Ladder:
 
     # ------------------------------------------------------------------------------ rebuild
 
-    def stored_records(self, game_id: str | None = None) -> Iterator[elo.Record]:
-        """The record (``elo.record``) of every stored result that counts, in stream order (of one game, if
-        given)."""
+    def stored_records(self, game_id: str | None = None) -> Iterator[Record]:
+        """The record (``arena.results.record``) of every stored result that counts, in stream order (of one
+        game, if given)."""
         for chunk in self._stored_chunks(game_id):
             yield from chunk
 
-    def _stored_chunks(self, game_id: str | None) -> Iterator[list[elo.Record]]:
+    def _stored_chunks(self, game_id: str | None) -> Iterator[list[Record]]:
         """``stored_records`` 5,000 stream entries at a time. The next 5,000 are asked for before these are
         decoded, so Redis reads them meanwhile."""
         sha = self.r.script_load(_READ)

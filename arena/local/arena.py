@@ -29,7 +29,7 @@ from arena.local.redisproc import RedisProcess
 from arena.redis_client import connect
 from arena.service.gateway import ArenaServicer, start_gateway
 from arena.service.registry import Registry
-from arena.tokens import weak_token_reason
+from arena.tokens import new_admin_token, weak_token_reason
 from referee.wire.tls import ClientTls, ServerTls, server_name_for
 
 log = structlog.get_logger("arena.local")
@@ -163,7 +163,7 @@ class LocalArena:
             if token_file.is_file():
                 self.admin_token = token_file.read_text().strip()
             if not self.admin_token or weak_token_reason(self.admin_token) is not None:  # made by an older version
-                self.admin_token = "arena_admin_" + secrets.token_urlsafe(32)
+                self.admin_token = new_admin_token()
                 token_file.write_text(self.admin_token + "\n")
                 token_file.chmod(0o600)
         client = connect(self.redis_url)

@@ -37,7 +37,7 @@ import contextlib
 import random
 import secrets
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -45,8 +45,9 @@ from typing import Any
 from arena.local.launch import BotHandle, Launcher, exit_status
 from referee import chance, games, transcript
 from referee.games import TimeControl
+from referee.host import Referee
 from referee.match import Match
-from referee.server import Referee, start_server
+from referee.server import start_server
 from referee.spec import MatchSpec, SeatSpec
 from referee.wire.values import EndReason, token_sha256
 from sdk.bot import Bot, Turn
@@ -209,17 +210,13 @@ class CheckConfig:
     seed: str = "check"
     listen: str = "127.0.0.1:0"  # the address the bot connects to (the check's proxy)
     token: str = field(default_factory=lambda: "check_" + secrets.token_urlsafe(24))
-    move_ms: int | None = None  # overrides of the games' time controls
-    first_move_ms: int | None = None
-    disconnect_grace_ms: int | None = None
+    time_control: Mapping[str, int] = field(default_factory=dict)  # overrides of the games' defaults
     exit_s: float = 5.0  # the shutdown check's wait, before and after SIGTERM
     connect_s: float = 60.0  # how long to wait for a (re)started bot to connect
     out_dir: Path | None = None  # the matches' transcripts
 
     def control(self, game_id: str) -> TimeControl:
-        return games.get(game_id).time_control.with_overrides(
-            move_ms=self.move_ms, first_move_ms=self.first_move_ms, disconnect_grace_ms=self.disconnect_grace_ms
-        )
+        return games.time_control(game_id, self.time_control)
 
 
 @dataclass

@@ -40,8 +40,9 @@ from arena.local.launch import (
 from arena.local.sprt import SprtConfig, SprtTally
 from referee import games
 from referee.games import TimeControl
+from referee.host import Referee
 from referee.match import Match
-from referee.server import Referee, start_server
+from referee.server import start_server
 from referee.spec import MatchSpec, SeatSpec
 from referee.wire.values import EndReason, MatchResult, SeatResult, SeatStatus, token_sha256
 

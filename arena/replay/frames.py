@@ -1,13 +1,11 @@
 """The data of a replay page: a transcript replayed through the engines, one frame per position.
 
 ``replay_data(lines)`` walks the transcript with ``referee.transcript.walk`` and keeps, for every
-position (the start, then after each ply), what the engine shows of it: ``state.view(0).to_dict()``
-(both games show every seat the whole present position, S18 and H10; ``seat`` is dropped) and
-``state.scores()``; a Shanghaien replay also carries the engine's score sheet of its last position
-(``score_sheet()``: how H9 gives those points, nation by nation). Nothing here applies a rule: the page
-only draws these frames. What a move did (the spaces a placement changed, the students a journey moved,
-the tiles it sent home, the cards a Shanghai gave out) is read by comparing the engine's frames before
-and after it.
+position (the start, then after each ply), what the engine shows of it, as the game's drawing
+(``arena.replay.drawing``, found from the game's registration) says: e.g. ``state.view(0).to_dict()``
+and ``state.scores()``, or the engine's text picture for a game registered without a drawing. Nothing
+here applies a rule: the page only draws these frames. What a move did (the spaces a placement changed,
+the cards a round gave out) is read by the drawing comparing the engine's frames before and after it.
 
 Frames are stored compactly: the first one whole, each later one as a patch against the one before,
 a list of operations ``[path, value]`` (set) or ``[path]`` (delete), ``path`` being the keys and list
@@ -21,23 +19,17 @@ A transcript whose replay stops at a bad line still gives a page up to there, wi
 from __future__ import annotations
 
 import copy
-from collections import Counter
 from collections.abc import Sequence
 from itertools import pairwise
 from typing import Any
 
 from arena.colours import seat_colours
-from arena.replay.layout import BOARD_SIZE, VILLAGE_RADIUS, VILLAGE_XY
+from arena.replay.drawing import TEXT, Drawing, drawing_for
 from referee import games
 from referee import transcript as transcripts
-from referee.games.shanghaien.deck import NATIONS, ROUNDS, TRICKS
-from referee.games.shanghaien.state import ShanghaienState
-from referee.games.shangrila.board import RED_WALLED_VILLAGE
 
 SCHEMA = 1
 """The version of the page data's layout (``data["schema"]``)."""
-DRAWN_FAMILIES = ("shangrila", "shanghaien")
-"""Families the page draws; any other game's frames carry the engine's text picture (``render()``)."""
 
 
 # ------------------------------------------------------------------------------------ patches
@@ -86,79 +78,10 @@ def apply_patch(value: Any, ops: Sequence[Sequence[Any]]) -> Any:
 # ------------------------------------------------------------------------------------- frames
 
 
-def frame(state: games.State) -> dict[str, Any]:
-    """What the page shows of one position, all of it from the engine."""
-    out: dict[str, Any] = {"scores": list(state.scores())}
-    if state.game.family in DRAWN_FAMILIES:
-        view = state.view(0).to_dict()
-        view.pop("seat", None)
-        out["view"] = view
-    else:
-        out["view"] = {"to_move": state.current_player()}
-        out["text"] = state.render()
-    return out
-
-
-def _cells(view: dict[str, Any]) -> dict[tuple[int, int], Any]:
-    return {(v, d): sp for v, row in enumerate(view["villages"]) for d, sp in enumerate(row)}
-
-
-def shangrila_effect(before: dict[str, Any], after: dict[str, Any], action: Any) -> dict[str, Any]:
-    """What a Shangri-La ply changed, read from the engine's views before and after it: the spaces it
-    changed (``changed``: [village, discipline]) and, for a journey, the students that moved, where
-    they went, the tiles sent back to their supplies, the bridge broken and new Stones."""
-    b, a = _cells(before), _cells(after)
-    effect: dict[str, Any] = {"changed": [list(k) for k in sorted(b) if b[k] != a[k]]}
-    source, dest = getattr(action, "source", -1), getattr(action, "dest", -1)
-    if source < 0 or dest < 0:
-        return effect
-    moved: list[dict[str, Any]] = []
-    home: list[dict[str, Any]] = []
-    for d in range(len(before["disciplines"])):
-        was = b[(source, d)]
-        if was is None or not was[1] or a[(source, d)] == was:
-            continue  # no student of this discipline left the source village
-        colour = was[0]
-        there, now = b[(dest, d)], a[(dest, d)]
-        if now == there:
-            result = "back"  # the student found no room: it went back to its supply
-        elif there is None:
-            result = "master"  # an empty space: it became a master
-        elif there[0] == colour:
-            result = "student"  # it joined its own colour's master as its student
-        else:
-            result = "won"  # it sent the defender home and became the master
-            home.append({"colour": there[0], "d": d, "tiles": 2 if there[1] else 1})
-        moved.append({"colour": colour, "d": d, "result": result})
-    standing = {tuple(x) for x in after["standing_bridges"]}
-    broken = [list(x) for x in before["standing_bridges"] if tuple(x) not in standing]
-    stones = [v for v in after["stones"] if v not in before["stones"]]
-    effect["journey"] = {"from": source, "to": dest, "moved": moved, "home": home, "broken": broken,
-                         "stones": stones}  # fmt: skip
-    return effect
-
-
-def shanghaien_effect(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
-    """What a Shanghaien ply changed that a frame alone does not say: at a Shanghai (a round ended),
-    the cards each seat took and those that left the game, read from the engine's views."""
-    if after["round"] == before["round"] and after["phase"] != "over":
-        return {}
-    if not before["tavern"]:
-        return {}
-    taken: list[list[str]] = []
-    for b, a in zip(before["crews"], after["crews"], strict=True):
-        cards = list((Counter(a["sailors"]) - Counter(b["sailors"])).elements())
-        for kind, held in a["tricks"].items():
-            cards += [f"trick-{kind}"] * max(0, held - b["tricks"].get(kind, 0))
-        taken.append(cards)
-    gone = list((Counter(after["out_of_game"]) - Counter(before["out_of_game"])).elements())
-    return {"shanghai": {"tavern": [t["card"] for t in before["tavern"]], "taken": taken, "gone": gone}}
-
-
 class _Recorder(transcripts.Visitor):
     def __init__(self) -> None:
         self.head: transcripts.Header | None = None
-        self.family = ""
+        self.drawing: Drawing = TEXT
         self.frames: list[dict[str, Any]] = []
         self.moves: list[dict[str, Any]] = []
         self.incidents: list[dict[str, Any]] = []
@@ -167,23 +90,20 @@ class _Recorder(transcripts.Visitor):
 
     def header(self, header: transcripts.Header, state: games.State) -> None:
         self.head = header
-        self.family = state.game.family
-        self.frames.append(frame(state))
+        self.drawing = drawing_for(state.game)
+        self.frames.append(self.drawing.frame(state))
         self.last = state
 
     def ply(self, ply: transcripts.Ply, action: Any, before: games.State, after: games.State) -> None:
         prev = self.frames[-1]
-        now = frame(after)
+        now = self.drawing.frame(after)
         move: dict[str, Any] = {"ply": ply.ply, "actor": ply.actor, "action": ply.action}
         if ply.actor >= 0:
             move["think_ms"] = None if ply.think_ms is None else round(ply.think_ms, 1)
             move["bank_ms"] = ply.bank_ms
             if ply.fallback:
                 move["fallback"] = True
-        if self.family == "shangrila":
-            move.update(shangrila_effect(prev["view"], now["view"], action))
-        elif self.family == "shanghaien":
-            move.update(shanghaien_effect(prev["view"], now["view"]))
+        move.update(self.drawing.effect(prev["view"], now["view"], action))
         self.moves.append(move)
         self.frames.append(now)
         self.last = after
@@ -226,22 +146,10 @@ def replay_data(lines: Sequence[str | bytes]) -> dict[str, Any]:
         "replay_error": replay_error,
         # one rule with the ladder page (arena.colours): a bot looks the same on both
         "seat_colours": seat_colours(
-            [(s.bot_name, s.bot_version) for s in header.seats],
-            first["view"].get("colours") if game.family == "shangrila" else None,
+            [(s.bot_name, s.bot_version) for s in header.seats], recorder.drawing.colours(first["view"])
         ),
     }
-    if game.family == "shangrila":
-        start = {v for bridge in first["view"]["standing_bridges"] for v in bridge}
-        data["board"] = {
-            "size": list(BOARD_SIZE), "radius": VILLAGE_RADIUS, "villages": [list(xy) for xy in VILLAGE_XY],
-            "bridges": first["view"]["standing_bridges"],  # the bridges in play (none of village 2's with 3 players)
-            "closed": [v for v in range(len(VILLAGE_XY)) if v not in start],  # villages out of play
-            "red_walled": RED_WALLED_VILLAGE,
-        }  # fmt: skip
-    elif game.family == "shanghaien":
-        data["deck"] = {"rounds": ROUNDS, "nations": list(NATIONS), "tricks": list(TRICKS)}
-        if isinstance(recorder.last, ShanghaienState):  # the engine's own H9 lines, drawn at the end
-            data["scoring"] = recorder.last.score_sheet().to_dict()
+    data.update(recorder.drawing.extra(first, recorder.last))
     return data
 
 

@@ -1,7 +1,8 @@
 """The replay page: one HTML file with its style, script and data inline (no network, no fonts to fetch).
 
 The markup, style and script are files beside this module (``assets/replay.html``, ``replay.css``,
-``replay.js``; the wheel carries them as package data). The page data (``arena.replay.frames``) goes
+``replay.js``; the wheel carries them as package data); the game's drawing (``arena.replay.drawing``)
+adds its parts of the script and the style. The page data (``arena.replay.frames``) goes
 in a ``<script type="application/json">`` element, written so that nothing in it (a bot's name, a
 refused action) can end that element or be read as markup: ``<``, ``>`` and ``&`` are JSON escapes.
 A Content-Security-Policy forbids every fetch, so the page cannot reach the network even by mistake.
@@ -18,7 +19,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from arena.replay.drawing import drawing_for
 from arena.replay.frames import replay_data
+from referee import games
 
 _PLACEHOLDER = re.compile(r"\{\{[A-Z]+\}\}")
 _JSON_ESCAPES = {ord("<"): "\\u003c", ord(">"): "\\u003e", ord("&"): "\\u0026", 0x2028: "\\u2028", 0x2029: "\\u2029"}
@@ -42,12 +45,14 @@ def title_of(data: dict[str, Any]) -> str:
 
 
 def page_html(data: dict[str, Any]) -> str:
-    """The replay page of ``replay_data``'s output."""
+    """The replay page of ``replay_data``'s output, with the script and style of the game's drawing (the one
+    its registration names) before the page's own script and after its style."""
+    drawing = drawing_for(games.get(data["game"]["game_id"]))
     parts = {
         "{{TITLE}}": html.escape(title_of(data)),
-        "{{STYLE}}": asset("replay.css"),
+        "{{STYLE}}": asset("replay.css") + drawing.style,
         "{{DATA}}": script_json(data),
-        "{{SCRIPT}}": asset("replay.js"),
+        "{{SCRIPT}}": (drawing.script + "\n" if drawing.script else "") + asset("replay.js"),
     }
     # One pass over the template: a placeholder's text inside a value (a bot named "{{SCRIPT}}") stays text.
     return _PLACEHOLDER.sub(lambda m: parts[m.group()], asset("replay.html"))

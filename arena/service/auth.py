@@ -6,6 +6,9 @@ owner token key and the bot token key of the token's hash, and then the named ow
 token hash (and a bot's enabled flag): keys known only after the first reads, hence a script rather than
 a pipeline. The gateway's authorization rules are in ``arena.service.gateway`` and docs/arena.md, "Owners
 and tokens".
+
+The bot's two fields are ``registry.TOKEN_FIELDS``, passed to the script, and what they make of the
+token is ``registry.token_state``'s answer, the rule every reader of a bot token applies.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from typing import Any, Final
 import redis
 
 from arena import keys
+from arena.service.registry import TOKEN_FIELDS, TokenState, enabled_flag, token_state
 from arena.tokens import weak_token_reason
 from referee.wire.values import token_sha256
 
@@ -31,7 +35,7 @@ local owner_current = false
 if owner then owner_current = redis.call('HGET', ARGV[2] .. owner, 'token_sha256') end
 local current, enabled = false, false
 if bot then
-  local fields = redis.call('HMGET', ARGV[1] .. bot, 'token_sha256', 'enabled')
+  local fields = redis.call('HMGET', ARGV[1] .. bot, ARGV[3], ARGV[4])
   current, enabled = fields[1], fields[2]
 end
 return {admin, owner, owner_current, bot, current, enabled}
@@ -69,13 +73,15 @@ def resolve_caller(client: redis.Redis, token: str | None) -> Caller | None:
     h = token_sha256(token)
     script = client.register_script(_RESOLVE)
     reply: Any = script(
-        keys=[keys.admin_token(), keys.owner_token(h), keys.token(h)], args=[keys.bot(""), keys.owner("")]
+        keys=[keys.admin_token(), keys.owner_token(h), keys.token(h)],
+        args=[keys.bot(""), keys.owner(""), *TOKEN_FIELDS],
     )
     admin, owner, owner_current, bot, current, enabled = (None if v is None else keys.text(v) for v in reply)
     if admin is not None and secrets.compare_digest(admin, h):
         return Caller(CallerKind.ADMIN, "admin", h)
     if owner is not None and owner_current is not None and secrets.compare_digest(owner_current, h):
         return Caller(CallerKind.OWNER, owner, h)
-    if bot is not None and current is not None and secrets.compare_digest(current, h):
-        return Caller(CallerKind.BOT, bot, h, enabled is None or enabled == "1")
+    state = token_state(h, current, enabled_flag(enabled))
+    if bot is not None and state is not TokenState.NOBODYS:
+        return Caller(CallerKind.BOT, bot, h, state is TokenState.VALID)
     return None

@@ -7,23 +7,11 @@ from typing import Any
 
 import grpc
 
+from arena.errors import ArenaError
 from referee.wire import arena_pb2, arena_pb2_grpc, match_pb2
 from referee.wire.contract import bearer_metadata, to_proto_enum
 from referee.wire.tls import ClientTls, sync_channel
 from referee.wire.values import MatchStatus
-
-
-class ArenaError(Exception):
-    """A refused call: ``code`` is the gRPC status name, the message the arena's reason. ``target`` and
-    ``tls``: what was dialled and how, so that an unreachable arena can be told apart from a client whose
-    TLS settings do not fit it (``arena.cli.common.refused``)."""
-
-    def __init__(self, code: str, message: str, target: str = "", tls: ClientTls | None = None) -> None:
-        super().__init__(f"{message} ({code})")
-        self.code = code
-        self.message = message
-        self.target = target
-        self.tls = tls
 
 
 class ArenaClient:

@@ -43,8 +43,12 @@ from referee.wire import arena_pb2, arena_pb2_grpc, bot_pb2
 from referee.wire.contract import (
     abort,
     bearer,
+    control_overrides,
+    disabled_bot,
     from_proto_enum,
     new_server,
+    refuse_bot_token,
+    require_bot_token,
     result_to_proto,
     serve,
     service_name,
@@ -57,6 +61,8 @@ log = structlog.get_logger("arena.service.gateway")
 
 FOLLOW_POLL_S: Final = 0.2
 HOUSEKEEPING_S: Final = 60.0
+UNKNOWN_TOKEN: Final = "unknown token (wrong, or rotated away)"
+"""A token that is nobody's, on any call of the gateway (``_caller``, ``TokenGate``)."""
 
 
 def jsonl_lines(text: str) -> list[str]:
@@ -176,19 +182,16 @@ class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
         try:
             return await asyncio.to_thread(fn, *args, **kwargs)
         except REFUSALS as e:
+            if isinstance(e, ArchiveError):  # the operator's to mend: the client is told DATA_LOSS
+                log.error("archived transcript unreadable", error=str(e))
             await abort(context, status_of(e), str(e))
         except TROUBLE as e:  # away, or refusing writes: never UNKNOWN
             metrics.REDIS_ERRORS.labels("gateway").inc()
             await abort(context, grpc.StatusCode.UNAVAILABLE, trouble(e))
-        except ArchiveError as e:  # Redis says archived; the file is not there (or this gateway has no archive)
-            log.error("archived transcript unreadable", error=str(e))
-            await abort(context, grpc.StatusCode.DATA_LOSS, str(e))
 
     async def _match(self, context: grpc.aio.ServicerContext, match_id: str) -> MatchRecord:
-        """The match's record, or NOT_FOUND."""
-        m: MatchRecord | None = await self._call(context, self.store.describe, match_id)
-        if m is None:
-            await abort(context, grpc.StatusCode.NOT_FOUND, f"no match {match_id!r}")
+        """The match's record, or NOT_FOUND (``UnknownMatchError``)."""
+        m: MatchRecord = await self._call(context, self.store.get, match_id)
         return m
 
     async def _caller(self, context: grpc.aio.ServicerContext) -> Caller:
@@ -205,7 +208,7 @@ class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
         caller: Caller | None = await self._call(context, self._resolve, token)
         if caller is None:
             self.guard.unknown(address, now)
-            await abort(context, grpc.StatusCode.UNAUTHENTICATED, "unknown token (wrong, or rotated away)")
+            await abort(context, grpc.StatusCode.UNAUTHENTICATED, UNKNOWN_TOKEN)
         return caller
 
     def _resolve(self, token: str) -> Caller | None:
@@ -227,18 +230,13 @@ class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
         raise AssertionError  # abort raises
 
     async def _owned_bot(self, context: grpc.aio.ServicerContext, caller: Caller, name: str) -> BotRecord:
-        """The bot ``name`` if the caller may manage it (admin, its owner; ``bot_itself``: the bot too):
-        NOT_FOUND / PERMISSION_DENIED otherwise."""
-        bot: BotRecord | None = await self._call(context, self.registry.find, name)
-        if caller.kind is CallerKind.ADMIN or (caller.kind is CallerKind.OWNER and bot is not None and
-                                               bot.owner == caller.name):  # fmt: skip
-            if bot is None:
-                await abort(context, grpc.StatusCode.NOT_FOUND, f"no bot named {name!r}")
-            return bot
-        if caller.kind is CallerKind.OWNER and bot is None:
-            await abort(context, grpc.StatusCode.NOT_FOUND, f"no bot named {name!r}")
+        """The bot ``name`` if the caller may manage it (the admin, its owner): NOT_FOUND to them when
+        there is no such bot (``UnknownBotError``), PERMISSION_DENIED to anyone else."""
+        if caller.kind in (CallerKind.ADMIN, CallerKind.OWNER):
+            bot: BotRecord = await self._call(context, self.registry.get, name)
+            if caller.kind is CallerKind.ADMIN or bot.owner == caller.name:
+                return bot
         await abort(context, grpc.StatusCode.PERMISSION_DENIED, f"bot {name} is not yours")
-        raise AssertionError
 
     # ------------------------------------------------------------------ sessions
 
@@ -247,23 +245,17 @@ class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
     ) -> AsyncIterator[arena_pb2.SessionEvent]:
         """A bot's session: its welcome, the matches it is seated in now, then every new assignment
         and a heartbeat every ``HEARTBEAT_S`` (all from the gateway's ``SessionHub``)."""
-        token = bearer(context)
-        if token is None:
-            await abort(
-                context, grpc.StatusCode.UNAUTHENTICATED, "missing bot token: send 'authorization: Bearer <token>'"
-            )
+        token = await require_bot_token(context, bearer(context))
         problem = bot_text_error(bot_version=request.bot_version, sdk_version=request.sdk_version)
         if problem is not None:
             await abort(context, grpc.StatusCode.INVALID_ARGUMENT, problem)
         bot = await self._call(context, self.registry.authenticate, token)
         if bot is None:
             if await self._call(context, self._resolve, token) is not None:  # the admin's or an owner's
-                await abort(context, grpc.StatusCode.PERMISSION_DENIED, "sessions are bots': use a bot's token")
-            await abort(context, grpc.StatusCode.UNAUTHENTICATED, "unknown bot token")
+                await refuse_bot_token(context, "sessions are bots': use a bot's token", known=True)
+            await refuse_bot_token(context, "unknown bot token")
         if not bot.enabled:
-            await abort(
-                context, grpc.StatusCode.PERMISSION_DENIED, f"bot {bot.name} is disabled: {bot.disabled_reason or '-'}"
-            )
+            await refuse_bot_token(context, disabled_bot(bot.name, bot.disabled_reason), known=True)
         await self.limit_session(bot.name, context)
         name = bot.name
         session_id = secrets.token_hex(6)
@@ -388,12 +380,10 @@ class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
         caller = await self._require(context, CallerKind.OWNER)
         if caller.kind is CallerKind.OWNER:
             await self._owner_may_request(context, caller, request)
-        tc = (
-            {f.name: int(v) for f, v in request.time_control.ListFields()} if request.HasField("time_control") else None
-        )
         match_id, seed_hash = await self._call(
             context, self.store.request, request.game_id, list(request.bot_names), seed=request.seed,
-            rated=request.rated, time_control=tc, match_id=request.match_id, requested_by=caller.name,
+            rated=request.rated, time_control=control_overrides(request.time_control), match_id=request.match_id,
+            requested_by=caller.name,
         )  # fmt: skip
         metrics.MATCHES_REQUESTED.inc()
         log.info("match requested", match_id=match_id, game_id=request.game_id, bots=list(request.bot_names))
@@ -581,7 +571,7 @@ class TokenGate(grpc.aio.ServerInterceptor):  # type: ignore[misc]
                 except TROUBLE:
                     known = True  # the handler meets Redis's absence itself (UNAVAILABLE)
                 if not known:
-                    await abort(context, grpc.StatusCode.UNAUTHENTICATED, "unknown token (wrong, or rotated away)")
+                    await abort(context, grpc.StatusCode.UNAUTHENTICATED, UNKNOWN_TOKEN)
             result = behavior(request, context)
             return await result if inspect.isawaitable(result) else result
 

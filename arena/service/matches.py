@@ -33,6 +33,10 @@ class MatchRequestError(ValueError):
     """A match request that cannot be queued; the message says why. Nothing was queued."""
 
 
+class UnknownMatchError(LookupError):
+    """No match of that id (never requested, or its record expired)."""
+
+
 def new_match_id(game_id: str) -> str:
     return f"{game_id}-{secrets.token_hex(4)}"
 
@@ -53,7 +57,7 @@ class MatchRecord:
     worker: str
     referee_address: str
     seed_sha256: str
-    result: dict[str, Any] | None  # the stored result: ``MatchResult.to_dict()`` with ``rated``, ``finished_at``
+    result: dict[str, Any] | None  # the stored result, decoded: ``arena.results.StoredResult.to_dict()``
 
     @property
     def outcome(self) -> MatchResult | None:
@@ -107,7 +111,7 @@ class MatchStore:
             if game_id not in bot.game_ids:
                 raise MatchRequestError(f"bot {name!r} does not play {game_id} (it plays {', '.join(bot.game_ids)})")
         try:
-            control = games.get(game_id).time_control.with_overrides(**(time_control or {}))
+            control = games.time_control(game_id, time_control)
         except ValueError as e:
             raise MatchRequestError(str(e)) from None
         for name, top in ARENA_MAX_MS.items():
@@ -134,6 +138,13 @@ class MatchStore:
         """The public record of a match (never its seed before the end), or None."""
         raw = self.r.hgetall(keys.match(match_id))
         return _record(match_id, raw) if raw else None
+
+    def get(self, match_id: str) -> MatchRecord:
+        """``describe``, for a caller that names a match which must exist: else UnknownMatchError."""
+        m = self.describe(match_id)
+        if m is None:
+            raise UnknownMatchError(f"no match {match_id!r}")
+        return m
 
     def search(
         self,

@@ -23,9 +23,9 @@ import redis
 from arena import keys
 from arena.service import names
 from arena.service.registry import ROTATE_TOKEN, BotRecord, Registry
+from arena.tokens import new_owner_token
 from referee.wire.values import token_sha256
 
-TOKEN_PREFIX: Final = "arena_owner_"
 NAME_RE: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
 DEFAULT_MAX_BOTS: Final = 10
 REFERENCE_OWNER: Final = "arena"
@@ -84,10 +84,6 @@ class Owner:
     created_at: float
 
 
-def new_token() -> str:
-    return TOKEN_PREFIX + secrets.token_urlsafe(32)
-
-
 class Owners:
     def __init__(self, client: redis.Redis) -> None:
         self.r = client
@@ -102,7 +98,7 @@ class Owners:
         if name == REFERENCE_OWNER:
             raise OwnerError(f"{REFERENCE_OWNER!r} owns the reference bots; choose another name")
         _check_max_bots(max_bots)
-        token = new_token()
+        token = new_owner_token()
         done = self._create(
             keys=[keys.owner(name), keys.owner_token(token_sha256(token)), keys.owners()],
             args=[name, token_sha256(token), max_bots, f"{time.time():.6f}"],
@@ -121,7 +117,7 @@ class Owners:
         return self.get(name)
 
     def rotate_token(self, name: str) -> str:
-        token = new_token()
+        token = new_owner_token()
         done = self._rotate(
             keys=[keys.owner(name), keys.owner_token(token_sha256(token))],
             args=[token_sha256(token), keys.owner_token(""), name],

@@ -9,32 +9,29 @@
   watched go unrenewed for a lease by its own monotonic clock, never by Redis's idle times, which a
   jump of Redis's wall clock would make expire all at once (or never).
 - ``complete`` records the result exactly once (a second delivery changes nothing).
+- ``QueueCollector`` reads the queue's depth for the gateway's ``/metrics`` (``arena.metrics`` names the
+  families).
 """
 
 from __future__ import annotations
 
 import json
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Final
 
 import redis
+from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
 
 from arena import keys
-from arena.service.result_record import record_json
+from arena.metrics import MATCHES_BY_STATE, QUEUE_DEPTH, REDIS_MAX, REDIS_USED, scrape_failed
+from arena.results import StoredResult
 from referee import games
 from referee.games import TimeControl
 from referee.wire.values import MatchStatus
-
-
-def _record(result: dict[str, Any]) -> str:
-    """The result's record for its results-stream entry (what the ladder decodes instead of the whole result);
-    '' for a result without the values, whose entry then goes without one, like entries stored before."""
-    try:
-        return record_json(result)
-    except (KeyError, TypeError, ValueError, AttributeError):
-        return ""
 
 
 class Priority(StrEnum):
@@ -86,11 +83,7 @@ if ARGV[6] ~= '' then redis.call('SET', KEYS[4], ARGV[6]) end
 redis.call('EXPIRE', KEYS[5], tonumber(ARGV[9]))
 redis.call('ZADD', KEYS[6], ARGV[2], ARGV[5])
 for i = 7, #KEYS do redis.call('SREM', KEYS[i], ARGV[5]) end
-if ARGV[10] ~= '' then
-  redis.call('XADD', KEYS[3], '*', 'match_id', ARGV[5], '{keys.RESULT_RECORD}', ARGV[10])
-else
-  redis.call('XADD', KEYS[3], '*', 'match_id', ARGV[5])
-end
+redis.call('XADD', KEYS[3], '*', 'match_id', ARGV[5], '{keys.RESULT_RECORD}', ARGV[10])
 redis.call('XACK', KEYS[2], ARGV[3], ARGV[4])
 redis.call('XDEL', KEYS[2], ARGV[4])
 return 1
@@ -183,7 +176,7 @@ class QueuedMatch:
             match_id=d["match_id"],
             game_id=d["game_id"],
             bot_names=tuple(s["bot_name"] for s in seats),
-            time_control=TimeControl.from_dict(tc) if tc else games.get(d["game_id"]).time_control,
+            time_control=TimeControl.from_dict(tc) if tc else games.time_control(d["game_id"]),
             seed_sha256=d.get("seed_sha256", ""),
             rated=bool(d.get("rated", False)),
             requested_by=d.get("requested_by", ""),
@@ -342,7 +335,7 @@ class MatchQueue:
     def complete(
         self,
         claim: Claim,
-        result: dict[str, Any],
+        result: StoredResult,
         *,
         transcript: str = "",
         worker: str = "",
@@ -357,8 +350,8 @@ class MatchQueue:
         done = self._complete(
             keys=[keys.match(mid), keys.queue(claim.priority), keys.results(), keys.transcript(mid), keys.events(mid),
                   keys.matches_finished(), *(keys.bot_running(b) for b in sorted(set(bots)))],
-            args=[json.dumps(result), f"{time.time():.6f}", keys.CONSUMER_GROUP, claim.entry_id, claim.match_id,
-                  transcript, worker, str(result.get("end_reason", "")), EVENTS_TTL_S, _record(result)],
+            args=[result.to_json(), f"{time.time():.6f}", keys.CONSUMER_GROUP, claim.entry_id, claim.match_id,
+                  transcript, worker, result.result.end_reason.value, EVENTS_TTL_S, result.record_json()],
         )  # fmt: skip
         if done == -1:
             raise LeaseLostError(f"match {claim.match_id} is held by another worker now")
@@ -379,3 +372,53 @@ class MatchQueue:
     def running(self) -> int:
         """Matches leased to a worker right now."""
         return sum(int(self.r.xpending(keys.queue(p), keys.CONSUMER_GROUP)["pending"]) for p in PRIORITIES)
+
+
+# ---------------------------------------------------------------------- read on each /metrics scrape
+
+
+class QueueCollector(Collector):
+    """``arena_queue_depth{priority}`` (queued, not yet claimed) and ``arena_matches{state}`` (queued,
+    running: leased to a worker), read from the queue streams, and Redis's memory (``INFO memory``:
+    used and ``maxmemory``, past which ``noeviction`` refuses writes), in one pipelined round trip per
+    scrape."""
+
+    def __init__(self, client: redis.Redis) -> None:
+        self.r = client
+
+    def describe(self) -> Iterable[Metric]:
+        return [GaugeMetricFamily(n, "") for n in (QUEUE_DEPTH, MATCHES_BY_STATE, REDIS_USED, REDIS_MAX)]
+
+    def collect(self) -> Iterable[Metric]:
+        try:
+            pipe = self.r.pipeline(transaction=False)
+            for p in PRIORITIES:
+                pipe.xlen(keys.queue(p))
+                pipe.xpending(keys.queue(p), keys.CONSUMER_GROUP)
+            pipe.info("memory")
+            replies = pipe.execute(raise_on_error=False)
+            for reply in replies:
+                if isinstance(reply, (redis.ConnectionError, redis.TimeoutError)):
+                    raise reply
+        except redis.RedisError as e:
+            scrape_failed(e)
+            return []
+        depth = GaugeMetricFamily(QUEUE_DEPTH, "Matches waiting for a worker (all workers)", labels=["priority"])
+        running = 0
+        for i, p in enumerate(PRIORITIES):
+            length, pending = replies[2 * i], replies[2 * i + 1]
+            leased = 0 if isinstance(pending, Exception) else int(pending["pending"])  # no group yet: none
+            depth.add_metric([p.value], max(0, int(length) - leased))
+            running += leased
+        queued = sum(s.value for s in depth.samples)
+        states = GaugeMetricFamily(MATCHES_BY_STATE, "Matches in the arena by state", labels=["state"])
+        states.add_metric(["queued"], queued)
+        states.add_metric(["running"], running)
+        out: list[Metric] = [depth, states]
+        memory = replies[-1]
+        if isinstance(memory, dict):
+            out.append(GaugeMetricFamily(REDIS_USED, "Memory Redis uses (INFO used_memory)",
+                                         value=float(memory.get("used_memory", 0))))  # fmt: skip
+            out.append(GaugeMetricFamily(REDIS_MAX, "Redis's maxmemory (0: none set); past it writes fail (noeviction)",
+                                         value=float(memory.get("maxmemory", 0))))  # fmt: skip
+        return out

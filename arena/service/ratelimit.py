@@ -14,11 +14,12 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final
 
 import redis
 
 from arena import keys
+from arena.config import Settings
 
 SESSION: Final = "session"
 """Kind: a bot's session (OpenSession) or Play stream opened."""
@@ -55,11 +56,11 @@ class RateLimits:
         return {SESSION: self.session_opens, REQUEST: self.match_requests}
 
     @classmethod
-    def from_settings(cls, s: Mapping[str, Any]) -> RateLimits:
+    def from_settings(cls, s: Settings) -> RateLimits:
         """From the settings ``session_opens_per_min``, ``match_requests_per_min`` and ``rate_window_s``
         (``arena.config``; a flag's value may still be text). ValueError names a bad one."""
         try:
-            return cls(int(s["session_opens_per_min"]), int(s["match_requests_per_min"]), float(s["rate_window_s"]))
+            return cls(int(s.session_opens_per_min), int(s.match_requests_per_min), float(s.rate_window_s))
         except (TypeError, ValueError) as e:
             raise ValueError(f"session_opens_per_min, match_requests_per_min, rate_window_s: {e}") from None
 

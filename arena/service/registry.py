@@ -8,6 +8,7 @@ crashed gateway leaves no bot "online" for longer than ``PRESENCE_TTL_S``.
 
 from __future__ import annotations
 
+import enum
 import json
 import re
 import secrets
@@ -20,13 +21,44 @@ import redis
 
 from arena import keys
 from arena.service.names import fold
+from arena.tokens import new_bot_token
 from referee import games
 from referee.wire.values import token_sha256
 
 PRESENCE_TTL_S: Final = 30
-TOKEN_PREFIX: Final = "arena_"
 NAME_RE: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
 DEFAULT_MAX_CONCURRENT: Final = 4
+
+
+TOKEN_FIELDS: Final = ("token_sha256", "enabled")
+"""The fields of a bot's hash that ``token_state`` reads: the Python readers and the Lua of
+``arena.service.auth`` read these, by these names."""
+
+
+class TokenState(enum.Enum):
+    """What a token hash is to the bot it was looked up for (``token_state``)."""
+
+    NOBODYS = "nobody's"
+    """No bot's current token: never one, or rotated away (or the bot's record is gone)."""
+    DISABLED = "disabled"
+    """The current token of a disabled (or retired) bot: it names the bot but may not play."""
+    VALID = "valid"
+    """The current token of an enabled bot: it may open sessions and play."""
+
+
+def enabled_flag(value: str | None) -> bool:
+    """A bot hash's ``enabled`` field: "1", or none at all (a record older than the field), is enabled."""
+    return value is None or value == "1"
+
+
+def token_state(token_hash: str, current: str | None, enabled: bool) -> TokenState:
+    """The one "current and enabled" rule for a bot token, read by ``Registry.authenticate``,
+    ``Registry.valid_tokens`` and ``arena.service.auth.resolve_caller`` (whose Lua fetches
+    ``TOKEN_FIELDS``), so that a session, a Play stream, a worker's check and the gateway's caller agree.
+    ``current``: the hash the bot's record holds (None: no such bot); compared in constant time."""
+    if current is None or not secrets.compare_digest(current, token_hash):
+        return TokenState.NOBODYS
+    return TokenState.VALID if enabled else TokenState.DISABLED
 
 
 class RegistryError(Exception):
@@ -43,10 +75,6 @@ class DuplicateBotError(RegistryError):
 
 class RetiredBotError(RegistryError):
     """The bot is retired: it plays no more and takes no change but a new token."""
-
-
-def new_token() -> str:
-    return TOKEN_PREFIX + secrets.token_urlsafe(32)
 
 
 @dataclass(frozen=True)
@@ -179,7 +207,7 @@ class Registry:
         _check_games(game_ids)
         if not 1 <= max_concurrent <= 1000:
             raise RegistryError("max_concurrent is between 1 and 1000")
-        token = new_token()
+        token = new_bot_token()
         created: Any = self._register(
             keys=[keys.bot(name), keys.token(token_sha256(token)), keys.bots(), keys.bot_name_fold(fold(name))],
             args=[name, owner.strip(), json.dumps(sorted(set(game_ids))), token_sha256(token), max_concurrent,
@@ -201,7 +229,7 @@ class Registry:
         return sum(bool(done) for done in pipe.execute())
 
     def rotate_token(self, name: str) -> str:
-        token = new_token()
+        token = new_bot_token()
         done = self._rotate(
             keys=[keys.bot(name), keys.token(token_sha256(token))],
             args=[token_sha256(token), keys.token(""), name],
@@ -266,19 +294,24 @@ class Registry:
         return out
 
     def authenticate(self, token: str | None) -> BotRecord | None:
-        """The bot whose token this is, or None."""
+        """The bot whose current token this is, enabled or not (the caller says which refusal a disabled
+        bot gets), or None (``token_state``)."""
         if not token:
             return None
-        name = self.r.get(keys.token(token_sha256(token)))
-        return None if name is None else self.find(keys.text(name))
+        h = token_sha256(token)
+        name = self.r.get(keys.token(h))
+        bot = None if name is None else self.find(keys.text(name))
+        if bot is None or token_state(h, bot.token_sha256, bot.enabled) is TokenState.NOBODYS:
+            return None
+        return bot
 
     def name_for_hash(self, token_sha256: str) -> str | None:
         name = self.r.get(keys.token(token_sha256))
         return None if name is None else keys.text(name)
 
     def valid_tokens(self, hashes: Collection[str]) -> dict[str, str]:
-        """Of these token hashes, those that may play now, each with its bot's name: the bot's current
-        token (not one rotated away) and the bot enabled. Two round trips whatever the count."""
+        """Of these token hashes, those that may play now (``TokenState.VALID``), each with its bot's
+        name. Two round trips whatever the count."""
         hashes = list(hashes)
         pipe = self.r.pipeline(transaction=False)
         for h in hashes:
@@ -286,11 +319,11 @@ class Registry:
         names = [None if n is None else keys.text(n) for n in pipe.execute()]
         pipe = self.r.pipeline(transaction=False)
         for name in names:
-            pipe.hmget(keys.bot(name or ""), "token_sha256", "enabled")
+            pipe.hmget(keys.bot(name or ""), *TOKEN_FIELDS)
         out = {}
-        for h, name, (current, enabled) in zip(hashes, names, pipe.execute(), strict=True):
-            is_enabled = enabled is None or keys.text(enabled) == "1"
-            if name is not None and current is not None and keys.text(current) == h and is_enabled:
+        for h, name, fields in zip(hashes, names, pipe.execute(), strict=True):
+            current, enabled = (None if v is None else keys.text(v) for v in fields)
+            if name is not None and token_state(h, current, enabled_flag(enabled)) is TokenState.VALID:
                 out[h] = name
         return out
 
@@ -330,7 +363,7 @@ class Registry:
             name=name,
             owner=h.get("owner", ""),
             game_ids=tuple(json.loads(h.get("games", "[]"))),
-            enabled=h.get("enabled", "1") == "1",
+            enabled=enabled_flag(h.get("enabled")),
             disabled_reason=h.get("disabled_reason", ""),
             version=h.get("version", ""),
             token_sha256=h.get("token_sha256", ""),

@@ -46,6 +46,9 @@ from referee.wire.contract import (
     abort,
     bearer,
     control_to_proto,
+    disabled_bot,
+    refuse_bot_token,
+    require_bot_token,
     result_to_proto,
 )
 from referee.wire.tls import ClientTls, aio_channel
@@ -61,6 +64,8 @@ HELLO_TIMEOUT_S: Final = 30.0
 HELLO_UNKNOWN_S: Final = 5.0
 """The same for a stream with no token or one that is no bot's (it will be refused anyway)."""
 HELLO_CROWDED_S: Final = 1.0
+UNKNOWN_BOT_TOKEN: Final = "unknown bot token (or rotated away)"
+"""Play's words for a token that names no bot (``referee.wire.contract.refuse_bot_token``)."""
 MAX_WAITING_HELLO_PER_CLIENT: Final = 64
 MAX_WAITING_HELLO: Final = 4096
 """Streams waiting for their Hello, per client address and per gateway: past these a new stream is refused
@@ -218,12 +223,9 @@ class PlayRelay:
                 f"too many Play streams waiting for their Hello (at most {MAX_WAITING_HELLO_PER_CLIENT} from one "
                 "address): send the Hello first",
             )  # fmt: skip
-        if token is None:
-            await abort(
-                context, grpc.StatusCode.UNAUTHENTICATED, "missing bot token: send 'authorization: Bearer <token>'"
-            )
+        token = await require_bot_token(context, token)
         if first is None and bot is None:  # no Hello, and not a bot's token: refused for the token
-            await abort(context, grpc.StatusCode.UNAUTHENTICATED, "unknown bot token (or rotated away)")
+            await refuse_bot_token(context, UNKNOWN_BOT_TOKEN)
         if first is None:
             await abort(context, grpc.StatusCode.DEADLINE_EXCEEDED, f"no Hello within {wait:g} s")
         if first is grpc.aio.EOF:
@@ -236,11 +238,10 @@ class PlayRelay:
             await abort(context, grpc.StatusCode.INVALID_ARGUMENT, problem)
         if bot is None:
             if self.known is not None and await asyncio.to_thread(self.known, token) is not None:
-                await abort(context, grpc.StatusCode.PERMISSION_DENIED, "Play is bots': use a bot's token")
-            await abort(context, grpc.StatusCode.UNAUTHENTICATED, "unknown bot token (or rotated away)")
+                await refuse_bot_token(context, "Play is bots': use a bot's token", known=True)
+            await refuse_bot_token(context, UNKNOWN_BOT_TOKEN)
         if not bot.enabled:
-            reason = bot.disabled_reason or "-"
-            await abort(context, grpc.StatusCode.PERMISSION_DENIED, f"bot {bot.name} is disabled: {reason}")
+            await refuse_bot_token(context, disabled_bot(bot.name, bot.disabled_reason), known=True)
         if self.limiter is not None:
             await self.limiter(bot.name, context)
         match_ids = list(dict.fromkeys(hello.match_ids))

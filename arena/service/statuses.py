@@ -1,7 +1,9 @@
 """The one mapping from the gateway's refusals (the stores' exceptions) to gRPC status codes.
 
-The stores (registry, owners, match store and queue) raise exceptions that say why nothing was done; the
-gateway's ``_call`` turns each into its status here, so a new call gets the same code for the same reason.
+The stores (registry, owners, match store and queue, archive) raise exceptions that say why nothing was
+done, one type per reason (never a message to read); the gateway's ``_call`` turns each into its status
+here, with the exception's message as the details, so a new call gets the same code for the same reason.
+Redis being away is not a refusal: ``_call`` answers it UNAVAILABLE (``arena.redis_client.TROUBLE``).
 """
 
 from __future__ import annotations
@@ -10,7 +12,8 @@ from typing import Final
 
 import grpc
 
-from arena.service.matches import MatchRequestError
+from arena.service.archive import ArchiveError
+from arena.service.matches import MatchRequestError, UnknownMatchError
 from arena.service.owners import (
     DuplicateOwnerError,
     OwnerBusyError,
@@ -36,7 +39,9 @@ STATUS: Final[dict[type[Exception], grpc.StatusCode]] = {
     OwnerQuotaError: grpc.StatusCode.RESOURCE_EXHAUSTED,
     OwnerBusyError: grpc.StatusCode.ABORTED,  # retry
     MatchRequestError: grpc.StatusCode.INVALID_ARGUMENT,
+    UnknownMatchError: grpc.StatusCode.NOT_FOUND,
     DuplicateMatchError: grpc.StatusCode.ALREADY_EXISTS,
+    ArchiveError: grpc.StatusCode.DATA_LOSS,  # Redis says archived; the file is not there (or no archive here)
 }
 REFUSALS: Final = tuple(STATUS)
 

@@ -31,16 +31,18 @@ import structlog
 
 from arena import keys, metrics
 from arena.redis_client import TROUBLE, connect, trouble
+from arena.results import StoredResult
 from arena.service.matches import MatchStore
 from arena.service.queue import Claim, LeaseLostError, MatchQueue
 from arena.service.registry import Registry
-from referee import games, transcript
+from referee import transcript
 from referee.chance import new_seed
+from referee.host import MOVED, Referee
 from referee.match import Match
-from referee.server import MOVED, Referee, start_server
+from referee.server import start_server
 from referee.spec import MatchSpec, SeatSpec
 from referee.wire.tls import ServerTls
-from referee.wire.values import EndReason, MatchResult
+from referee.wire.values import EndReason
 
 log = structlog.get_logger("arena.service.worker")
 
@@ -53,69 +55,6 @@ DECIDED_WITHIN_S: Final = 5.0  # a match replayed to its recorded end is decided
 TAKEOVER_ROOM: Final = 2  # a worker takes matches over up to this many times its capacity
 ASSIGNMENTS_MAXLEN: Final = 100_000  # gateways read it as it comes; this is slack for a slow one
 _REDIS_DOWN = TROUBLE  # down, or refusing writes: retried with back-off
-
-
-def result_dict(result: MatchResult, rated: bool, finished_at: float | None = None) -> dict[str, Any]:
-    """The stored form of a result (what the ladder reads)."""
-    d = result.to_dict()
-    d["rated"] = rated
-    d["finished_at"] = time.time() if finished_at is None else finished_at
-    return d
-
-
-def result_from_lines(lines: Sequence[str], rated: bool) -> dict[str, Any]:
-    """The stored form of a result, rebuilt from a complete transcript (header to footer).
-    TranscriptError (a ValueError) if the lines do not replay to a footer."""
-
-    class Tally(transcript.Visitor):
-        def __init__(self) -> None:
-            self.start: transcript.Header | None = None
-            self.end: transcript.Footer | None = None
-            self.strikes: dict[int, int] = {}
-            self.refusals: dict[int, int] = {}
-
-        def header(self, header: transcript.Header, state: games.State) -> None:
-            self.start = header
-
-        def incident(self, event: transcript.Incident, state: games.State) -> None:
-            if isinstance(event, transcript.Strike):
-                self.strikes[event.seat] = event.strikes
-            elif isinstance(event, transcript.Refusal):
-                self.refusals[event.seat] = self.refusals.get(event.seat, 0) + 1
-
-        def footer(self, footer: transcript.Footer, state: games.State) -> None:
-            self.end = footer
-
-    tally = Tally()
-    transcript.walk_lines(lines, tally)
-    header, footer = tally.start, tally.end
-    if header is None or footer is None:
-        raise transcript.TranscriptError("the last line must be the footer", len(lines))
-    forfeited = set(footer.forfeited)
-    return {
-        "match_id": header.match_id,
-        "game_id": header.game_id,
-        "end_reason": footer.end_reason,
-        "seats": [
-            {
-                "seat": s.seat,
-                "bot_name": s.bot_name,
-                "bot_version": s.bot_version,
-                "score": footer.scores[s.seat],
-                "rank": footer.ranks[s.seat],
-                "status": "forfeited" if s.seat in forfeited else "active",
-                "strikes": tally.strikes.get(s.seat, 0),
-                "refusals": tally.refusals.get(s.seat, 0),
-            }
-            for s in header.seats
-        ],
-        "seed": footer.seed,
-        "seed_sha256": header.seed_sha256,
-        "plies": footer.plies,
-        "detail": footer.detail,
-        "rated": rated,
-        "finished_at": time.time(),
-    }
 
 
 class Worker:
@@ -374,7 +313,7 @@ class Worker:
                 lease.cancel()
                 logger.cancel()
             metrics.MATCHES_FINISHED.labels(outcome.end_reason.value).inc()
-            await self._record_and_tell(claim, result_dict(outcome, spec.rated), match.lines, spec, mlog)
+            await self._record_and_tell(claim, StoredResult.of(outcome, spec.rated), match.lines, spec, mlog)
         except Exception:
             mlog.exception("match failed on this worker; its lease will run out and another worker resumes it")
             raise
@@ -384,8 +323,8 @@ class Worker:
         play), the match is also replayed here up to its end and announced, so that its bots, waiting on a
         worker that died before telling them, are told as they reconnect (MatchStarted, MatchEnded)."""
         mid = claim.match_id
-        result = result_from_lines(lines, spec.rated)
-        tell = result["end_reason"] != EndReason.ABORTED.value
+        result = StoredResult.from_lines(lines, spec.rated)
+        tell = result.result.end_reason != EndReason.ABORTED
         if tell:
             self.referee.start_match(spec, resume_from=lines[:-1])  # decided at once: no new line is logged
             if not await self._announce_held(claim, spec):
@@ -408,7 +347,7 @@ class Worker:
         return True
 
     async def _record_and_tell(
-        self, claim: Claim, result: dict[str, Any], lines: Sequence[str], spec: MatchSpec, mlog: Any
+        self, claim: Claim, result: StoredResult, lines: Sequence[str], spec: MatchSpec, mlog: Any
     ) -> None:
         """Record the result, and only then let the referee tell the bots; not recorded here (another
         worker holds the match now), the match is let go and its bots follow it. Both do nothing for a
@@ -419,7 +358,7 @@ class Worker:
             self.referee.abandon(claim.match_id, MOVED)
 
     async def _complete(
-        self, claim: Claim, result: dict[str, Any], lines: Sequence[str], spec: MatchSpec, mlog: Any
+        self, claim: Claim, result: StoredResult, lines: Sequence[str], spec: MatchSpec, mlog: Any
     ) -> bool:
         """Record the result; False when another worker holds the match now (nothing recorded here)."""
         transcript = "\n".join(lines) + "\n"
@@ -433,7 +372,8 @@ class Worker:
             metrics.LEASES_LOST.inc()
             mlog.warning("result not recorded: another worker holds the match now")
             return False
-        mlog.info("result recorded" if recorded else "result was recorded already", end_reason=result["end_reason"])
+        end_reason = result.result.end_reason.value
+        mlog.info("result recorded" if recorded else "result was recorded already", end_reason=end_reason)
         return True
 
     async def _keep_lease(self, claim: Claim) -> None:

@@ -14,7 +14,7 @@ import asyncio
 import contextlib
 import errno
 import inspect
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from enum import StrEnum
 from typing import Any, Final, NoReturn, TypeVar
 
@@ -96,10 +96,16 @@ def control_to_proto(tc: TimeControl) -> match_pb2.TimeControl:
     return match_pb2.TimeControl(**tc.to_dict())
 
 
+def control_overrides(tc: match_pb2.TimeControl) -> dict[str, int]:
+    """The fields a TimeControl message sets, by name: what a request asks to change of the game's
+    default (proto3 cannot tell a zero from unset, and a zero keeps the default anyway)."""
+    return {f.name: int(v) for f, v in tc.ListFields()}
+
+
 def control_from_proto(tc: match_pb2.TimeControl, game_id: str) -> TimeControl:
     """The game's default time control with the fields the message sets (0 or absent: the default).
     ValueError names a field out of range."""
-    return games.get(game_id).time_control.with_overrides(**{f.name: int(v) for f, v in tc.ListFields()})
+    return games.time_control(game_id, control_overrides(tc))
 
 
 def result_to_proto(r: MatchResult) -> match_pb2.MatchResult:
@@ -158,6 +164,35 @@ async def refuse_stream(context: grpc.aio.ServicerContext, code: grpc.StatusCode
     with contextlib.suppress(TimeoutError):
         await asyncio.wait_for(context.read(), REFUSAL_WAIT_S)
     await abort(context, code, message)
+
+
+Refuse = Callable[[grpc.aio.ServicerContext, grpc.StatusCode, str], Awaitable[NoReturn]]
+"""How a call is ended: ``abort``, or ``refuse_stream`` for a stream whose first message may be on its way."""
+
+MISSING_BOT_TOKEN: Final = "missing bot token: send 'authorization: Bearer <token>'"
+
+
+async def require_bot_token(context: grpc.aio.ServicerContext, token: str | None, refuse: Refuse = abort) -> str:
+    """``token``, the call's bearer token; without one the call ends UNAUTHENTICATED, in the same words at
+    every call that needs a bot's token (the gateway's OpenSession and Play relay, a referee's Play)."""
+    if token is None:
+        await refuse(context, grpc.StatusCode.UNAUTHENTICATED, MISSING_BOT_TOKEN)
+    return token
+
+
+async def refuse_bot_token(
+    context: grpc.aio.ServicerContext, message: str, *, known: bool = False, refuse: Refuse = abort
+) -> NoReturn:
+    """End a bot's call whose token may not play: PERMISSION_DENIED when the token is ``known`` (the
+    admin's, an owner's, a disabled bot's: retrying with it cannot help), UNAUTHENTICATED when it is
+    nobody's. ``message``: the call's own words (``disabled_bot`` for a disabled bot)."""
+    code = grpc.StatusCode.PERMISSION_DENIED if known else grpc.StatusCode.UNAUTHENTICATED
+    await refuse(context, code, message)
+
+
+def disabled_bot(name: str, reason: str) -> str:
+    """Why a disabled bot's session or stream is refused (``reason``: its owner's or the admin's)."""
+    return f"bot {name} is disabled: {reason or '-'}"
 
 
 def service_name(module: Any, service: str) -> str:

@@ -6,6 +6,12 @@ the queue fed with rated matches between online, enabled bots (``arena.ladder.sc
 Any number of ladder processes may apply results (the ladder is atomic per match); run one scheduler
 per arena (``--no-schedule`` on the others), since each scheduler keeps its own in-memory view of the
 matches it queued.
+
+It lives here, not in ``arena.ladder``, because it wires the ladder to the match service (the registry, the
+queue): the ladder itself imports nothing of the service, and this layer assembles processes from both.
+
+``LadderLagCollector`` reads how far the ``ladder`` group is behind, for the ``/metrics`` of the process
+that runs the ladder (``arena.metrics`` names the families).
 """
 
 from __future__ import annotations
@@ -16,21 +22,25 @@ import random
 import secrets
 import socket
 import threading
-from collections.abc import Sequence
-from typing import Any
+import time
+from collections.abc import Iterable, Sequence
+from typing import Any, Final
 
 import redis
 import structlog
+from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
 
 from arena import keys, metrics
 from arena.ladder.scheduler import BotInfo, Pairing, Scheduler, SchedulerConfig
 from arena.ladder.store import Ladder
+from arena.metrics import LADDER_LAG, LADDER_UNAPPLIED, scrape_failed
 from arena.redis_client import TROUBLE, connect, trouble
 from arena.service.matches import MatchRequestError, MatchStore
 from arena.service.queue import DuplicateMatchError, MatchQueue, Priority
 from arena.service.registry import Registry
 
-log = structlog.get_logger("arena.ladder.store")
+log = structlog.get_logger("arena.ladder.store")  # the name its log lines have always had
 
 
 class RegistryBots:
@@ -210,3 +220,57 @@ def caught_up(client: redis.Redis) -> bool:
         if keys.text(g["name"]) == keys.LADDER_GROUP:
             return keys.text(g["last-delivered-id"]) == keys.text(newest[0][0]) and int(g["pending"]) == 0
     return False
+
+
+UNAPPLIED_CAP: Final = 1000  # Redis < 7 has no group lag: undelivered results are counted up to this many
+
+
+class LadderLagCollector(Collector):
+    """``arena_ladder_lag_seconds`` (age of the oldest result the ladder has not applied; 0 when caught
+    up) and ``arena_ladder_unapplied_results``, from the ``ladder`` group on ``arena:results`` (two
+    round trips per scrape; result ids are their append times)."""
+
+    def __init__(self, client: redis.Redis) -> None:
+        self.r = client
+
+    def describe(self) -> Iterable[Metric]:
+        return [GaugeMetricFamily(LADDER_LAG, ""), GaugeMetricFamily(LADDER_UNAPPLIED, "")]
+
+    def collect(self) -> Iterable[Metric]:
+        try:
+            lag_s, unapplied = self._read()
+        except redis.RedisError as e:
+            scrape_failed(e)
+            return []
+        return [
+            GaugeMetricFamily(LADDER_LAG, "Age of the oldest result not yet applied to the ladder", value=lag_s),
+            GaugeMetricFamily(
+                LADDER_UNAPPLIED, f"Results not yet applied to the ladder (counted up to {UNAPPLIED_CAP} on "
+                "Redis < 7)", value=unapplied,
+            ),
+        ]  # fmt: skip
+
+    def _read(self) -> tuple[float, int]:
+        stream = keys.results()
+        try:
+            groups: Any = self.r.xinfo_groups(stream)
+        except redis.ResponseError:  # no results stream yet
+            return 0.0, 0
+        group = next((g for g in groups if keys.text(g["name"]) == keys.LADDER_GROUP), None)
+        last = keys.text(group["last-delivered-id"]) if group else "0-0"
+        pending = int(group["pending"]) if group else 0
+        oldest: list[str] = []
+        if pending:
+            summary: Any = self.r.xpending(stream, keys.LADDER_GROUP)
+            if summary.get("min"):
+                oldest.append(keys.text(summary["min"]))
+        lag = group.get("lag") if group else None
+        cap = 1 if lag is not None else UNAPPLIED_CAP
+        undelivered: Any = self.r.xrange(stream, min=f"({last}", count=cap)
+        if undelivered:
+            oldest.append(keys.text(undelivered[0][0]))
+        waiting = int(lag) if lag is not None else len(undelivered)
+        if not oldest:
+            return 0.0, pending + waiting
+        first_ms = min(int(i.split("-")[0]) for i in oldest)
+        return max(0.0, time.time() - first_ms / 1000), pending + waiting

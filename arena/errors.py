@@ -1,0 +1,20 @@
+"""What a client of the arena raises for a refused call: ``arena.service.client.ArenaClient`` and
+``arena.ladder.client.LadderClient`` both do, and the CLI reports it in one place. On the ground floor so
+that the ladder's client and the service's share it without the ladder importing the service."""
+
+from __future__ import annotations
+
+from referee.wire.tls import ClientTls
+
+
+class ArenaError(Exception):
+    """A refused call: ``code`` is the gRPC status name, the message the arena's reason. ``target`` and
+    ``tls``: what was dialled and how, so that an unreachable arena can be told apart from a client whose
+    TLS settings do not fit it (``arena.cli.common.refused``)."""
+
+    def __init__(self, code: str, message: str, target: str = "", tls: ClientTls | None = None) -> None:
+        super().__init__(f"{message} ({code})")
+        self.code = code
+        self.message = message
+        self.target = target
+        self.tls = tls

@@ -1,0 +1,257 @@
+"""Helpers the test modules share (fixtures are in conftest.py): the ``arena`` command run as a person runs
+it, in its own process, or in-process against a gateway in the test's event loop; a gateway, a referee and
+bots in the test's event loop; waiting for matches to finish; the tools the tests need.
+
+A test module imports what it needs from here, never from another test module.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import random
+import re
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pytest
+import redis
+
+from arena import keys
+from arena.cli.main import main as arena_main
+from arena.errors import ArenaError
+from arena.service.client import ArenaClient
+from arena.service.gateway import start_gateway
+from arena.service.owners import REFERENCE_OWNER, Owners
+from arena.service.registry import Registry
+from referee.host import Referee
+from referee.server import start_server
+from referee.wire import bot_pb2
+from sdk.arena_client import ArenaBotRunner
+from sdk.bot import Bot, Turn
+
+T = TypeVar("T")
+ROOT = Path(__file__).resolve().parents[1]
+
+# ---------------------------------------------------------------------- the tools and the CI
+
+
+def in_ci() -> bool:
+    """Under CI (``CI`` set, as .ci/run does), which installs every tool the tests use."""
+    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
+
+
+def require_tool(name: str, install: str) -> str:
+    """The tool's path; a missing tool skips the test on a developer's machine and fails it under CI."""
+    path = shutil.which(name)
+    if path is None:
+        message = f"{name} is not installed ({install})"
+        if in_ci():
+            pytest.fail(message + "; .ci/run installs it", pytrace=False)
+        pytest.skip(message)
+    return path
+
+
+# ---------------------------------------------------------------------- the arena command
+
+
+def checkout_env(**extra: str) -> dict[str, str]:
+    """This process's environment with this checkout first on ``PYTHONPATH`` (so the processes a command
+    starts run this code whatever their directory), and ``extra``."""
+    return {**os.environ, "PYTHONPATH": str(ROOT), **extra}
+
+
+def arena(
+    *args: str, timeout: float = 180, cwd: Path = ROOT, env: Mapping[str, str] | None = None,
+    check: int | None = None,
+) -> subprocess.CompletedProcess[str]:
+    """``arena ARGS`` as a person runs it: its own process (this interpreter), in ``cwd``, stdout and stderr
+    captured as text. ``env`` is its whole environment (default: ``checkout_env()``). With ``check``, its
+    exit status must be that."""
+    done = subprocess.run([sys.executable, "-m", "arena.cli", *args], check=False, capture_output=True, text=True,
+                          timeout=timeout, cwd=cwd, env=dict(env) if env is not None else checkout_env())  # fmt: skip
+    if check is not None:
+        assert done.returncode == check, (args, done.returncode, done.stdout[-500:], done.stderr[-2000:])
+    return done
+
+
+def service_exit_error(stderr: str) -> str:
+    """A service's stderr is JSON lines to the end: its last line is the ``exiting`` event (no traceback,
+    no "arena: error:" text). Returns that event's error message."""
+    assert "Traceback" not in stderr, stderr
+    last = [line for line in stderr.splitlines() if line.strip()][-1]
+    event = json.loads(last)
+    assert event["event"] == "exiting" and event["level"] == "error", last
+    assert event["exit_code"] != 0 and "\n" not in event["error"], last
+    return str(event["error"])
+
+
+LOG_LINE = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d \[")  # structlog's console lines (the gateway, in-process)
+
+
+async def arena_in_process(
+    address: str, capsys: pytest.CaptureFixture[str], *argv: str, env: Mapping[str, str] | None = None
+) -> tuple[int, Any]:
+    """``arena ARGV --gateway ADDRESS --json`` run in this process (the gateway in this event loop), with
+    ``env`` set meanwhile: its exit status, and its stdout as JSON (its stderr when it failed), the
+    gateway's log lines left out."""
+    with pytest.MonkeyPatch.context() as m:
+        for k, v in (env or {}).items():
+            m.setenv(k, v)
+        code = await call(arena_main, [*argv, "--gateway", address, "--json"])
+    out, err = capsys.readouterr()
+    mine = [line for line in out.splitlines() if not LOG_LINE.match(line)]  # not the gateway's logs
+    if code != 0:  # the gateway logs the refusal while the command's stdout points at stderr
+        return code, "\n".join(line for line in err.splitlines() if not LOG_LINE.match(line))
+    assert len(mine) == 1, out  # one JSON document, nothing else
+    return code, json.loads(mine[0])
+
+
+# ---------------------------------------------------------------------- a gateway in this event loop
+
+
+@asynccontextmanager
+async def gateway(redis_url: str, **kwargs: Any) -> AsyncIterator[str]:
+    """A gateway in this event loop (``start_gateway``'s keywords); yields its address."""
+    server, port, servicer = await start_gateway(redis_url, "127.0.0.1:0", **kwargs)
+    try:
+        yield f"127.0.0.1:{port}"
+    finally:
+        await server.stop(0)
+        await servicer.close()
+
+
+async def call(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """The gateway runs in this event loop: blocking client calls go through a thread."""
+    return await asyncio.to_thread(fn, *args, **kwargs)
+
+
+async def refused(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> str:
+    """The status name of a call that must be refused."""
+    with pytest.raises(ArenaError) as e:
+        await call(fn, *args, **kwargs)
+    return e.value.code
+
+
+async def wait_for(check: Callable[[], Awaitable[bool]], timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while not await check():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        await asyncio.sleep(0.1)
+
+
+def setup_owner_world(r: Any) -> dict[str, str]:
+    """Owners ``me`` and ``them`` with a bot each (``mine``, ``theirs``) and the reference bot ``ref``;
+    returns the owners' tokens by name."""
+    owners, registry = Owners(r), Registry(r)
+    _, me = owners.create("me")
+    _, them = owners.create("them")
+    registry.register("mine", "me", ["shanghaien"])
+    registry.register("theirs", "them", ["shanghaien"])
+    registry.register("ref", REFERENCE_OWNER, ["shanghaien"])
+    return {"me": me, "them": them}
+
+
+def early_in_window(r: Any, window_s: float) -> None:
+    """Wait until Redis's clock (the limiter's) is in the first fifth of a rate window."""
+    deadline = time.monotonic() + 2 * window_s
+    while time.monotonic() < deadline:
+        seconds, micros = r.time()
+        if (int(seconds) * 1000 + int(micros) // 1000) % round(window_s * 1000) < window_s * 200:
+            return
+        time.sleep(0.02)
+
+
+# ---------------------------------------------------------------------- bots and matches through the service
+
+FAST = ("--lease-ms", "1500")  # worker flags: takeovers within seconds in tests
+QUICK_JOIN = {"join_timeout_ms": 5_000, "disconnect_grace_ms": 8_000}
+
+
+class SlowRandom(Bot):
+    """Random legal moves, ``delay`` seconds each: matches last long enough to interrupt."""
+
+    name = "slow-random"
+    version = "2.1"
+
+    def __init__(self, delay: float = 0.0, seed: int = 0) -> None:
+        self.delay = delay
+        self.rng = random.Random(seed)
+
+    async def act(self, turn: Turn) -> Any:
+        await asyncio.sleep(self.delay)
+        return self.rng.choice(turn.legal_actions)
+
+
+async def register(admin: ArenaClient, *names: str, game: str = "shanghaien") -> dict[str, str]:
+    tokens = {}
+    for name in names:
+        _, tokens[name] = await call(admin.register_bot, name, "tests", [game], 20)
+    return tokens
+
+
+async def finished(admin: ArenaClient, match_ids: list[str], timeout: float) -> dict[str, Any]:
+    done: dict[str, Any] = {}
+
+    async def all_done() -> bool:
+        for match_id in match_ids:
+            if match_id not in done:
+                m = await call(admin.describe, match_id)
+                if m.state == 3:
+                    done[match_id] = m
+        return len(done) == len(match_ids)
+
+    await wait_for(all_done, timeout, f"{len(match_ids)} matches to finish")
+    return done
+
+
+def run_bots(bots: dict[str, Bot], tokens: dict[str, str], gateway: str) -> list[ArenaBotRunner]:
+    runners = [ArenaBotRunner(bots[name], gateway, tokens[name]) for name in bots]
+    for r in runners:
+        asyncio.get_running_loop().create_task(r.run())
+    return runners
+
+
+def results_recorded(url: str) -> int:
+    r = redis.Redis.from_url(url)
+    try:
+        return int(r.xlen(keys.results()))
+    finally:
+        r.close()
+
+
+# ---------------------------------------------------------------------- a referee in this event loop
+
+
+def run_referee(test: Callable[[Referee, str], Awaitable[None]]) -> None:
+    """Run ``test(referee, address)`` against a referee served on a loopback port (120 s at most)."""
+
+    async def main() -> None:
+        referee = Referee()
+        server, port = await start_server(referee)
+        try:
+            await asyncio.wait_for(test(referee, f"127.0.0.1:{port}"), 120)
+        finally:
+            await referee.shutdown()
+            await server.stop(None)
+
+    asyncio.run(main())
+
+
+def raw_session(stub: Any, token: str) -> tuple[Any, asyncio.Queue[bot_pb2.PlayRequest | None]]:
+    """A Play stream driven by hand, request by request (put None to close it)."""
+    requests: asyncio.Queue[bot_pb2.PlayRequest | None] = asyncio.Queue()
+
+    async def feed() -> Any:
+        while (item := await requests.get()) is not None:
+            yield item
+
+    return stub.Play(feed(), metadata=(("authorization", f"Bearer {token}"),)), requests
