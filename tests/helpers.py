@@ -13,11 +13,12 @@ import os
 import random
 import re
 import shutil
+import socket
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -255,3 +256,43 @@ def raw_session(stub: Any, token: str) -> tuple[Any, asyncio.Queue[bot_pb2.PlayR
             yield item
 
     return stub.Play(feed(), metadata=(("authorization", f"Bearer {token}"),)), requests
+
+
+@contextmanager
+def web_server(
+    redis_url: str, *extra: str, env: dict[str, str] | None = None, log: Path | None = None
+) -> Iterator[str]:
+    """``arena web`` as its own process on a free loopback port, reading ``redis_url``; yields its URL
+    (``http://127.0.0.1:PORT``, https with ``--tls-cert``) once it listens; SIGTERM at the end. Its JSON
+    log lines go to ``log`` (default: discarded)."""
+    from arena.local.arena import arena_command
+    from arena.local.redisproc import free_port
+
+    port = free_port()
+    out = open(log, "ab") if log is not None else subprocess.DEVNULL  # noqa: SIM115 - closed below
+    proc = subprocess.Popen(
+        arena_command("web", "--listen", f"127.0.0.1:{port}", *extra),
+        env={**os.environ, "ARENA_REDIS_URL": redis_url, **(env or {})}, stdout=out, stderr=out,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            if proc.poll() is not None:
+                raise RuntimeError(f"arena web exited with {proc.returncode} (log: {log})")
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise TimeoutError("arena web did not listen within 30 s") from None
+                time.sleep(0.05)
+        yield f"{'https' if '--tls-cert' in extra else 'http'}://127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        if log is not None:
+            out.close()  # type: ignore[union-attr]

@@ -8,7 +8,9 @@
 - the wire contract imports only the engines;
 - the referee imports nothing of the arena or the SDK;
 - the SDK imports nothing of the arena, and of the referee only the engines and the wire contract;
-- the match service imports nothing of the ladder, the local arena or the CLI;
+- the match service imports nothing of the ladder, the website, the local arena or the CLI;
+- the website (``arena.web``) reads through the service's and the ladder's stores and imports nothing of
+  the local arena or the CLI (the local arena starts it); neither the service nor the ladder imports it;
 - the ladder imports nothing of the match service (a stored result's layout is ``arena.results``'s, and
   the process that wires the ladder to the queue is ``arena.local.ladder_runner``), the local arena or the
   CLI;
@@ -102,13 +104,21 @@ def test_sdk_uses_only_the_engines_and_the_wire_contract(path: Path) -> None:
 
 @pytest.mark.parametrize("path", files("arena/service"), ids=ids)
 def test_the_match_service_knows_nothing_of_the_ladder_or_the_cli(path: Path) -> None:
-    bad = {m for m in project(path) if within(m, "arena.ladder", "arena.local", "arena.cli")}
+    bad = {m for m in project(path) if within(m, "arena.ladder", "arena.local", "arena.cli", "arena.web")}
+    assert not bad, f"{path.name} imports {sorted(bad)}"
+
+
+@pytest.mark.parametrize("path", files("arena/web"), ids=ids)
+def test_the_website_reads_through_the_stores_and_knows_nothing_of_the_local_arena_or_the_cli(path: Path) -> None:
+    """The site sits beside the local arena: it reads through the service's and the ladder's stores, and
+    neither the service nor the ladder (nor the local arena that starts it) is imported by it."""
+    bad = {m for m in project(path) if within(m, "arena.local", "arena.cli")}
     assert not bad, f"{path.name} imports {sorted(bad)}"
 
 
 @pytest.mark.parametrize("path", files("arena/ladder"), ids=ids)
 def test_the_ladder_knows_nothing_of_the_match_service(path: Path) -> None:
-    bad = {m for m in project(path) if within(m, "arena.service", "arena.local", "arena.cli")}
+    bad = {m for m in project(path) if within(m, "arena.service", "arena.local", "arena.cli", "arena.web")}
     assert not bad, f"{path.name} imports {sorted(bad)}"
 
 

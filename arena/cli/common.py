@@ -324,7 +324,7 @@ def run_service(main: Callable[[asyncio.Event], Any]) -> int:
     return 0
 
 
-SERVER_MODULES: Final = frozenset({"redis", "prometheus_client", "matplotlib", "uvloop"})
+SERVER_MODULES: Final = frozenset({"redis", "prometheus_client", "matplotlib", "uvloop", "aiohttp", "jinja2"})
 """The top-level modules of the ``server`` extra's packages (pyproject.toml). Only the services import them,
 inside their commands: a bot author's install (``pip install .`` in a clone) has none of them, and
 ``arena.cli.main`` turns a command's missing one into ``needs_server_extra``'s line (exit 2)."""

@@ -7,7 +7,7 @@
     arena match request|list|watch                # (``arena matches`` is an alias)
     arena transcript show|verify|get|html
     arena ladder show|history|h2h|rebuild|run
-    arena serve | gateway | worker | referee serve   # the services
+    arena serve | gateway | worker | web | referee serve   # the services
 
 Each command group lives in its own module of this package with an ``add_parser(subparsers)``;
 ``arena.cli.common`` holds what they share.
@@ -35,10 +35,23 @@ import traceback
 from collections.abc import Sequence
 from typing import Any
 
-from arena.cli import bots, check, demo, ladder, local, matches, owners, play, services, tournament, transcripts
+from arena.cli import (
+    bots,
+    check,
+    demo,
+    ladder,
+    local,
+    matches,
+    owners,
+    play,
+    services,
+    tournament,
+    transcripts,
+    web,
+)  # fmt: skip
 from arena.cli.common import SERVER_MODULES, CliError, json_stdout, needs_server_extra, refused, report
 
-COMMANDS = (local, demo, play, bots, owners, matches, transcripts, ladder, services, tournament)
+COMMANDS = (local, demo, play, bots, owners, matches, transcripts, ladder, services, web, tournament)
 
 
 def build_parser() -> argparse.ArgumentParser:
