@@ -271,3 +271,28 @@ def test_serve_redis_has_a_password_and_keeps_its_port_and_the_token_line_tells_
     assert url_file.read_text().strip() == url
     with redis.Redis.from_url(url) as r:
         assert r.ping()
+
+
+def test_serve_runs_the_website_over_https_with_the_gateways_certificate(served: Served) -> None:
+    """``arena serve`` prints its website's address and serves it with --tls-cert: the page answers over
+    HTTPS, its certificate verifies against the CA, and the response carries HSTS."""
+    import http.client
+    import ssl
+
+    line = next((t for t in served.seen if t.startswith("website: ")), None) or served.line(
+        lambda text: text.startswith("website: "), 10
+    )
+    url = line.split()[1]
+    assert url.startswith("https://127.0.0.1:"), line
+    ctx = ssl.create_default_context(cafile=str(served.pki["ca"]))
+    ctx.check_hostname = False  # the certificate names NAME only; the chain is still verified
+    host, port = url.removeprefix("https://").split(":")
+    conn = http.client.HTTPSConnection(host, int(port), context=ctx, timeout=10)
+    conn.request("GET", "/")
+    response = conn.getresponse()
+    body = response.read().decode()
+    assert response.status == 200 and "bots online" in body
+    assert response.getheader("Strict-Transport-Security")
+    names = [v for k, v in conn.sock.getpeercert().get("subjectAltName", ()) if k == "DNS"]  # type: ignore[union-attr]
+    assert names == [NAME]
+    conn.close()

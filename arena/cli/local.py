@@ -51,9 +51,13 @@ async def run_local(args: argparse.Namespace) -> int:
     game_ids = tuple(args.game or ["shanghaien", "shangrila-3p"])
     say = errors if args.json else console  # with --json, stdout is the JSON's alone
     say.print(f"local arena in {data} ({args.workers} referee workers)", style="bold")
-    async with LocalArena(data, workers=args.workers, log_level="WARNING", gateway_extra=host_ladder) as arena:
+    async with LocalArena(
+        data, workers=args.workers, log_level="WARNING", gateway_extra=host_ladder, web=args.web
+    ) as arena:
         redis_at = shown(arena.redis_url)  # no password on the terminal
         say.print(f"  Redis {redis_at} (data {data / 'redis'}), gateway {arena.gateway}, logs {arena.logs}")
+        if arena.web_url:
+            say.print(f"  website: {arena.web_url}  (open it: matches move live, leaderboards fill)", style="bold")
         admin = ArenaClient(arena.gateway, arena.admin_token)
         bots: list[subprocess.Popen[bytes]] = []
         runner: LadderRunner | None = None
@@ -139,7 +143,10 @@ async def run_local(args: argparse.Namespace) -> int:
             r.close()
             if args.json:
                 emit_json({"data": data, "matches": len(ids), "verified": len(ids) - bad, "transcripts": out,
-                              "problems": problems, "ladders": ladders})  # fmt: skip
+                              "problems": problems, "ladders": ladders, "web": arena.web_url})  # fmt: skip
+            if args.stay and arena.web_url:
+                say.print(f"the arena stays up for its website {arena.web_url}: Ctrl-C to stop")
+                await _until_interrupted()
             return 0 if bad == 0 else 1
         finally:
             if runner is not None:
@@ -152,6 +159,14 @@ async def run_local(args: argparse.Namespace) -> int:
                 except subprocess.TimeoutExpired:
                     b.kill()
             admin.close()
+
+
+async def _until_interrupted() -> None:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    await stop.wait()
 
 
 def _plot(ladder: Any, game_id: str, path: Path) -> None:
@@ -192,5 +207,10 @@ def add_parser(sub: Any) -> None:
                    help="write an HTML replay of each game's last match beside its transcript")  # fmt: skip
     p.add_argument("--seed", help="base seed: the scheduler's pairings and match n's seed (SEED:n) derive from it "
                    "(default: random)")  # fmt: skip
-    add_json(p, "the outcome (leaderboards, transcripts verified)")
+    p.add_argument("--web", default="127.0.0.1:8080", metavar="HOST:PORT",
+                   help="serve the website here while the arena runs (default 127.0.0.1:8080, another free port "
+                   "when that one is taken; '' for none)")  # fmt: skip
+    p.add_argument("--stay", action="store_true",
+                   help="after the matches, keep the arena and its website up until Ctrl-C")
+    add_json(p, "the outcome (leaderboards, transcripts verified, the website's address)")
     p.set_defaults(func=cmd_local)

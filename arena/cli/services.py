@@ -117,7 +117,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
             admin_token=s.admin_token or None, log_level=s.log_level, gateway_extra=host_ladder,
             tls=tls, tls_ca=Path(s.tls_ca) if s.tls_ca else None, tls_server_name=s.tls_server_name,
             limits=limits, metrics_port=metrics_port, archive=archive, retention_s=retention_s,
-            supervise=True, say=console.print,
+            supervise=True, say=console.print, web=args.web,
         )  # fmt: skip
         try:
             await arena.__aenter__()
@@ -134,6 +134,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
                 f"{_redis_line(args, arena.redis_url, data)}, {args.workers} worker(s); {_token_line(args, s, data)}; "
                 f"logs in {arena.logs}"
             )
+            if arena.web_url:
+                console.print(f"website: {arena.web_url} (leaderboards, matches, replays, live matches)")
             console.print("ladder: scheduling rated matches between online bots" if args.ladder else
                           "ladder: applying results only (--no-ladder: another process schedules)")  # fmt: skip
             if metrics_port:
@@ -217,6 +219,9 @@ def add_parser(sub: Any) -> None:
                    help="folder for Redis data, its URL (redis-url), logs and the admin token")  # fmt: skip
     p.add_argument("--redis", help="use this Redis instead of starting one")
     p.add_argument("--workers", type=positive_int, default=2, help="referee worker processes (default 2)")
+    p.add_argument("--web", default="127.0.0.1:8080", metavar="HOST:PORT",
+                   help="serve the website here (arena web, in this process; default 127.0.0.1:8080, another "
+                   "free port when that one is taken; '' for none); with --tls-cert over HTTPS")  # fmt: skip
     p.add_argument("--ladder", action=argparse.BooleanOptionalAction, default=True,
                    help="schedule rated ladder matches between online bots, as `arena ladder run` does (default: "
                    "on; --no-ladder: only apply results, when an `arena ladder run` schedules)")  # fmt: skip

@@ -17,7 +17,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final
 
@@ -110,6 +110,7 @@ class LocalArena:
         supervise: bool = False,
         say: Callable[[str], None] | None = None,
         worker_redis: Callable[[int, str], str] | None = None,
+        web: str = "",
     ) -> None:
         self.data_dir = data_dir
         self.n_workers = workers
@@ -130,6 +131,10 @@ class LocalArena:
         self.retention_s = retention_s
         # a worker slot's own way to Redis, from (slot, Redis's URL): a test's TCP proxy that cuts one worker off
         self.worker_redis = worker_redis
+        # the website (arena.web) in this process, listening here ("": none); served with the gateway's TLS
+        self.web_listen = web
+        self.web_url = ""
+        self._web: Any = None
         self.direct = direct  # sessions name the worker and bots dial it themselves (gateway --advertise-workers)
         self.metrics_port = metrics_port  # the gateway's (served by the caller); worker i gets metrics_port + 1 + i
         self.redis: RedisProcess | None = None
@@ -179,9 +184,28 @@ class LocalArena:
             direct=self.direct,
         )  # fmt: skip
         self.gateway = f"{self.gateway_address.rpartition(':')[0]}:{port}"
+        if self.web_listen:
+            await self._start_web()
         if self.supervise:
             self._supervisor = asyncio.get_running_loop().create_task(self._supervise(), name="worker-supervisor")
         return self
+
+    async def _start_web(self) -> None:
+        """The website on ``web_listen``; on a port that is taken (another arena's site), on a free one
+        instead, said in ``web_url``, so that the main command never fails for a busy 8080."""
+        from arena.web.app import start
+        from arena.web.config import WebConfig
+
+        tls = self.tls
+        config = WebConfig(
+            redis_url=self.redis_url, listen=self.web_listen, archive=self.archive.root if self.archive else None,
+            tls_cert=tls.cert if tls else None, tls_key=tls.key if tls else None,
+        )  # fmt: skip
+        try:
+            self._web, self.web_url = await start(config)
+        except OSError:
+            host = self.web_listen.rpartition(":")[0]
+            self._web, self.web_url = await start(replace(config, listen=f"{host}:0"))
 
     def _worker_tls(self) -> ClientTls:
         """How the gateway verifies its workers: they listen on 127.0.0.1, which a certificate for a DNS
@@ -205,6 +229,9 @@ class LocalArena:
             client.close()
 
     async def __aexit__(self, *exc: object) -> None:
+        if self._web is not None:
+            await self._web.cleanup()
+            self._web = None
         if self._supervisor is not None:
             self._supervisor.cancel()
             await asyncio.gather(self._supervisor, return_exceptions=True)

@@ -149,7 +149,11 @@ async def start(config: WebConfig, data: WebData | None = None) -> tuple[web.App
     host, port = config.host_port
     ctx = ssl_context(config)
     site = web.TCPSite(runner, host, port, ssl_context=ctx, shutdown_timeout=2.0)
-    await site.start()
+    try:
+        await site.start()
+    except BaseException:
+        await runner.cleanup()
+        raise
     server: Any = site._server
     bound = server.sockets[0].getsockname()[1] if server is not None and server.sockets else port
     shown = "127.0.0.1" if host in ("0.0.0.0", "") else host
