@@ -189,10 +189,17 @@ def test_signing_in_sets_a_strict_httponly_cookie_and_shows_only_the_owners_own_
         status, _, theirs = them.get("/owner/matches/scripted-shanghaien.jsonl")
         assert status == 200 and "kein Zug" not in theirs and '"type":"refusal"' in theirs
         assert len(theirs.splitlines()) == len(mine.splitlines())
+        # the same as a page: my seat's refused moves with the referee's reasons; theirs has none of them
+        status, _, refusals = c.get("/owner/matches/scripted-shanghaien")
+        assert status == 200 and "kein Zug" in refusals and "is not a Shanghaien action" in refusals
+        status, _, none = them.get("/owner/matches/scripted-shanghaien")
+        assert status == 200 and "kein Zug" not in none and "sent no refused move" in none
         # a match none of whose bots is yours: 404, like no match at all
-        MatchStore(r).request("shanghaien", ["theirs", "bot1"], match_id="their-own")
-        assert them.get("/owner/matches/their-own.jsonl")[0] == 200 or True  # not finished: 404 below anyway
-        assert c.get("/owner/matches/their-own.jsonl")[0] == 404
+        MatchStore(r).request("shanghaien", ["theirs", "bot1"], match_id="their-own")  # none of mine
+        r.hset(keys.match("their-own"), mapping={"status": "finished", "finished_at": f"{time.time():.6f}"})
+        r.set(keys.transcript("their-own"), TRANSCRIPT.read_text())
+        assert them.get("/owner/matches/their-own.jsonl")[0] == 200
+        assert c.get("/owner/matches/their-own.jsonl")[0] == 404 and c.get("/owner/matches/their-own")[0] == 404
         assert c.get("/owner/matches/nothing.jsonl")[0] == 404
 
         # signing out ends it

@@ -33,6 +33,7 @@ from arena.service.ratelimit import REQUEST, SESSION
 from arena.service.registry import BotRecord
 from arena.web.app import CONFIG, DATA, render
 from arena.web.limits import CLIENT, address_of, too_many
+from referee import transcript
 from referee.wire.values import token_sha256
 
 routes = web.RouteTableDef()
@@ -249,17 +250,59 @@ async def owner_transcript(request: web.Request) -> web.Response:
                                  "Cache-Control": "private, no-store"})  # fmt: skip
 
 
+@routes.get(r"/owner/matches/{match_id:[^/.]+}", name="owner_match")
+async def owner_match(request: web.Request) -> web.Response:
+    """The owner's seats' refused moves in one match, with the referee's reasons (the private side of a
+    transcript a replay does not show); the same 404 as the download for anyone else's match."""
+    s = await session(request)
+    if s is None:
+        return _see_other("/signin")
+    data = request.app[DATA]
+    match_id = request.match_info["match_id"]
+    text = await data.call(_transcript_for, data, match_id, s.owner)
+    if text is None:
+        raise web.HTTPNotFound(text="No finished match of your bots has that id.")
+    seats, refusals = _own_refusals(text, await data.call(_own_seats, data, match_id, s.owner))
+    response = render(request, "owner_match.html", owner=s.owner, match_id=match_id, seats=seats,
+                      refusals=refusals)  # fmt: skip
+    response.headers["Cache-Control"] = "private, no-store"
+    return response
+
+
+def _own_refusals(text: str, seats: set[int]) -> tuple[list[tuple[int, str]], list[transcript.Refusal]]:
+    """(seat, bot name) of the owner's seats, and their refusals in order."""
+    names: list[tuple[int, str]] = []
+    refusals = []
+    for line in text.splitlines():
+        if '"header"' in line or '"refusal"' in line:
+            event = transcript.parse_event(line)
+            if isinstance(event, transcript.Header):
+                names = [(x.seat, x.bot_name) for x in event.seats if x.seat in seats]
+            elif isinstance(event, transcript.Refusal) and event.seat in seats:
+                refusals.append(event)
+    return names, refusals
+
+
+def _own_seats(data: Any, match_id: str, owner: str) -> set[int]:
+    record = data.matches.describe(match_id)
+    return set() if record is None else _seats_of(data, record, owner)
+
+
+def _seats_of(data: Any, record: MatchRecord, owner: str) -> set[int]:
+    """The seats of ``record`` whose bot is ``owner``'s now."""
+    names = list(dict.fromkeys(record.bot_names))
+    pipe = data.r.pipeline(transaction=False)
+    for name in names:
+        pipe.hget(keys.bot(name), "owner")
+    owners = {n: keys.text(o) if o is not None else "" for n, o in zip(names, pipe.execute(), strict=True)}
+    return {i for i, name in enumerate(record.bot_names) if owners.get(name) == owner}
+
+
 def _transcript_for(data: Any, match_id: str, owner: str) -> str | None:
     record = data.matches.describe(match_id)
     if record is None:
         return None
-    owners: dict[str, str] = {}
-    pipe = data.r.pipeline(transaction=False)
-    for name in dict.fromkeys(record.bot_names):
-        pipe.hget(keys.bot(name), "owner")
-    for name, o in zip(dict.fromkeys(record.bot_names), pipe.execute(), strict=True):
-        owners[name] = keys.text(o) if o is not None else ""
-    seats = {i for i, name in enumerate(record.bot_names) if owners.get(name) == owner}
+    seats = _seats_of(data, record, owner)
     if not seats:
         return None
     text = data.matches.transcript(match_id)
