@@ -94,8 +94,18 @@ async def headers(request: web.Request, handler: Handler) -> web.StreamResponse:
     """The nonce for this response's inline scripts, the security headers, and one log line a request."""
     request["nonce"] = secrets.token_urlsafe(16)
     started = time.perf_counter()
-    response = await handler(request)
-    h = response.headers
+    try:
+        response = await handler(request)
+    except web.HTTPException as e:  # a redirect or a 304 raised past the error pages: the same treatment
+        _secure(request, e.headers)
+        _observe(request, e.status, started, log_it=True)
+        raise
+    _secure(request, response.headers)
+    _observe(request, response.status, started, log_it=not response.prepared)  # a stream logs when it ends
+    return response
+
+
+def _secure(request: web.Request, h: Any) -> None:
     h.setdefault("Content-Security-Policy", CSP.format(nonce=request["nonce"]))
     h.setdefault("X-Content-Type-Options", "nosniff")
     h.setdefault("X-Frame-Options", "DENY")
@@ -104,14 +114,16 @@ async def headers(request: web.Request, handler: Handler) -> web.StreamResponse:
     h.setdefault("Permissions-Policy", "camera=(), microphone=(), geolocation=()")
     if request.app[CONFIG].secure:
         h.setdefault("Strict-Transport-Security", "max-age=31536000")
+
+
+def _observe(request: web.Request, status: int, started: float, log_it: bool) -> None:
+    """The request in the metrics (by route pattern and status) and, unless a stream, one log line."""
     elapsed = time.perf_counter() - started
     route = route_label(request)
-    metrics.WEB_REQUESTS.labels(route, str(response.status)).inc()
+    metrics.WEB_REQUESTS.labels(route, str(status)).inc()
     metrics.WEB_DURATION.labels(route).observe(elapsed)
-    if not response.prepared:  # a stream logs when it ends (live)
-        log.info("request", method=request.method, path=request.path, status=response.status,
-                 ms=round(elapsed * 1000, 1))  # fmt: skip
-    return response
+    if log_it:
+        log.info("request", method=request.method, path=request.path, status=status, ms=round(elapsed * 1000, 1))
 
 
 def route_label(request: web.Request) -> str:
