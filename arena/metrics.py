@@ -4,7 +4,8 @@ export it, so that a process shows its own figures only (a gateway has no worker
 Kinds: ``gateway`` (bot sessions, relayed streams, match requests, and the arena-wide queue read from
 Redis when scraped: one series however many workers run), ``worker`` (what its matches do, counted from
 the transcript lines it records, so the figures agree with the transcripts), ``ladder`` (results
-applied, scheduling, and its lag read from Redis when scraped). ``arena serve`` runs gateway and ladder
+applied, scheduling, and its lag read from Redis when scraped), ``web`` (``arena web``: requests by
+route and status, their duration, live viewers). ``arena serve`` runs gateway and ladder
 in one process. Labelled counters start with every known label value at 0, so each series exists from
 the first scrape and ``rate()`` sees the first increment.
 
@@ -51,7 +52,8 @@ log = structlog.get_logger("arena.metrics")
 GATEWAY: Final = "gateway"
 WORKER: Final = "worker"
 LADDER: Final = "ladder"
-KINDS: Final = (GATEWAY, WORKER, LADDER)
+WEB: Final = "web"
+KINDS: Final = (GATEWAY, WORKER, LADDER, WEB)
 
 disable_created_metrics()  # type: ignore[no-untyped-call] # no ``*_created`` series beside every counter: nothing here reads them
 
@@ -107,6 +109,19 @@ LADDER_SCHEDULED: Final = Counter(
     "arena_ladder_matches_scheduled_total", "Rated matches the scheduler queued", registry=None
 )
 LADDER_PAUSED: Final = Gauge("arena_ladder_paused_bots", "Bots off the ladder after forfeiting in a row", registry=None)
+# web (arena web): ``route`` is the route's pattern (``/owner/matches/{match_id}.jsonl``), never the path
+# a client typed, so the series stay few whatever is requested; ``unmatched`` for paths no route has
+WEB_REQUESTS: Final = Counter(
+    "arena_web_requests_total", "Requests this web process answered, by route and status", ["route", "status"],
+    registry=None,
+)  # fmt: skip
+WEB_DURATION: Final = Histogram(
+    "arena_web_request_seconds", "Time to answer a request (a live stream: until its headers)", ["route"],
+    buckets=(0.001, 0.0025, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0), registry=None,
+)  # fmt: skip
+WEB_LIVE_VIEWERS: Final = Gauge(
+    "arena_web_live_viewers", "Viewers of live matches connected to this web process", registry=None
+)
 # every kind
 REDIS_ERRORS: Final = Counter(
     "arena_redis_errors_total", "Redis calls that failed (retried, or answered UNAVAILABLE)", ["op"], registry=None
@@ -118,6 +133,7 @@ REDIS_OPS: Final[dict[str, tuple[str, ...]]] = {
     WORKER: ("claim", "reclaim", "heartbeat", "spec", "events", "announce", "complete", "renew", "authorize",
              "health"),
     LADDER: ("ladder-consume", "ladder-schedule", "scrape", "health"),
+    WEB: ("health",),
 }
 FAMILIES: Final[dict[str, tuple[Any, ...]]] = {
     GATEWAY: (BOT_SESSIONS, RELAYED_STREAMS, RELAY_REATTACHED, RELAY_RETRIES, MATCHES_REQUESTED, CALLS_REFUSED,
@@ -125,6 +141,7 @@ FAMILIES: Final[dict[str, tuple[Any, ...]]] = {
     WORKER: (MATCHES_RUNNING, MATCHES_FINISHED, MATCHES_RESUMED, MOVE_LATENCY, TIMEOUTS, REFUSALS, FORFEITS,
              LEASES_HELD, LEASES_LOST, REDIS_ERRORS),
     LADDER: (LADDER_APPLIED, LADDER_SCHEDULED, LADDER_PAUSED, REDIS_ERRORS),
+    WEB: (WEB_REQUESTS, WEB_DURATION, WEB_LIVE_VIEWERS, REDIS_ERRORS),
 }
 
 # ---------------------------------------------------------------------- families read from Redis on scrape
@@ -139,6 +156,7 @@ SCRAPED: Final[dict[str, tuple[str, ...]]] = {
     GATEWAY: (QUEUE_DEPTH, MATCHES_BY_STATE, REDIS_USED, REDIS_MAX),
     WORKER: (),
     LADDER: (LADDER_LAG, LADDER_UNAPPLIED),
+    WEB: (),
 }
 
 

@@ -2,12 +2,15 @@
 
     python3 deploy/check_public.py          # prints each broken rule; exit 1 if any, else 0
 
-Rules: only the gateway is exposed (Compose publishes no other port, Kubernetes has no other
-LoadBalancer/NodePort Service and no host ports); no example secret would start (no ``change-me``,
+Rules: only the gateway is exposed (Compose publishes no other port but the website's on loopback, for a
+reverse proxy on the host; Kubernetes has no other LoadBalancer/NodePort Service, no host ports, and the
+website's Ingress is an optional component); no example secret would start (no ``change-me``,
 empty placeholders only); TLS is wired into every gRPC listener and the gateway verifies the workers;
-the Redis password reaches Redis and every ARENA_REDIS_URL; the NetworkPolicies admit the world to the
-gateway's port only, the gateway alone to the workers' bot port, arena pods alone to Redis, monitoring
-namespaces alone to the metrics ports; the pods keep their security context, resources and probes.
+the Redis password reaches Redis and every ARENA_REDIS_URL, and the website connects as Redis's
+read-only user ``web`` with its own password; the NetworkPolicies admit the world to the gateway's
+port only, the gateway alone to the workers' bot port, arena pods alone to Redis, the ingress
+controller's namespace alone to the website, monitoring namespaces alone to the metrics ports; the pods keep their
+security context, resources and probes.
 
 With PyYAML the files are parsed and every rule is checked on the structure; without it (the project
 does not depend on it) a text check of each rule runs instead and a note says so on stderr.
@@ -24,6 +27,8 @@ DEPLOY = Path(__file__).resolve().parent
 ROOT = DEPLOY.parent
 K8S = DEPLOY / "k8s"
 APPS = ("gateway", "worker", "ladder")  # the arena's own processes; redis is the fourth pod
+WEB = "web"  # the website: reads Redis as the ACL user web (no write), behind an ingress
+WEB_USER = re.compile(r"--user\s*\n?\s*-?\s*(>-\s*)?web on \"?>\$\{?REDIS_WEB_PASSWORD")
 INTERNAL_NAME = "worker.arena.internal"  # the name on the workers' shared certificate (make-internal-ca.sh)
 WEAK = re.compile(r"(?i)change-?me")
 
@@ -42,11 +47,14 @@ PINNED_POLICIES = {
     "ports: - port: 50061 protocol: TCP",
     "redis-from-arena-only": "podSelector: matchLabels: app.kubernetes.io/name: redis "
     'policyTypes: ["Ingress"] ingress: - from: - podSelector: matchExpressions: - key: app.kubernetes.io/name '
-    'operator: In values: ["gateway", "worker", "ladder"] ports: - port: 6379 protocol: TCP',
+    'operator: In values: ["gateway", "worker", "ladder", "web"] ports: - port: 6379 protocol: TCP',
     "metrics-from-monitoring": "podSelector: matchExpressions: - key: app.kubernetes.io/name operator: In "
-    'values: ["gateway", "worker", "ladder"] policyTypes: ["Ingress"] ingress: - from: - namespaceSelector: '
+    'values: ["gateway", "worker", "ladder", "web"] policyTypes: ["Ingress"] ingress: - from: - namespaceSelector: '
     'matchLabels: arena.io/monitoring: "true" ports: - port: 9100 protocol: TCP - port: 9101 protocol: TCP '
-    "- port: 9102 protocol: TCP",
+    "- port: 9102 protocol: TCP - port: 9103 protocol: TCP",
+    "web-from-ingress-only": "podSelector: matchLabels: app.kubernetes.io/name: web "
+    'policyTypes: ["Ingress"] ingress: - from: - namespaceSelector: matchLabels: arena.io/ingress: "true" '
+    "ports: - port: 8080 protocol: TCP",
 }
 
 
@@ -86,8 +94,10 @@ def text_problems() -> tuple[list[str], list[str]]:
     blocks = re.split(r"\n  (?=[a-z][\w-]*:\n)", compose.split("\nservices:\n", 1)[1].split("\nnetworks:\n")[0])
     services = {b.split(":", 1)[0].strip(): b for b in blocks}
     for name, block in services.items():
-        if re.search(r"^\s+ports:", block, re.M) and name != "gateway":
+        if re.search(r"^\s+ports:", block, re.M) and name not in ("gateway", WEB):
             out.append(f"compose: {name} publishes a port; only the gateway may")
+        if name == WEB and re.search(r'^\s+- "?(?!127\.0\.0\.1:)[\d.:]+"?\s*$', block.split("ports:")[-1], re.M):
+            out.append("compose: web publishes a port beyond loopback; its reverse proxy does that")
         if "network_mode" in block:
             out.append(f"compose: {name} sets network_mode")
     if "gateway" not in services or not re.search(r'ports:\s*\n\s*- "?\d+:50051"?', services["gateway"]):
@@ -101,6 +111,12 @@ def text_problems() -> tuple[list[str], list[str]]:
         out.append("compose: Redis takes no password (--requirepass ${REDIS_PASSWORD:?...})")
     if not re.search(r"ARENA_REDIS_URL: (&\S+ )?redis://:\$\{REDIS_PASSWORD:\?[^}]*\}@redis:6379", compose):
         out.append("compose: ARENA_REDIS_URL carries no password")
+    if not WEB_USER.search(services.get("redis", "")):
+        out.append("compose: Redis has no read-only user web (--user web on >${REDIS_WEB_PASSWORD:?...})")
+    if "redis://web:${REDIS_WEB_PASSWORD:?" not in services.get(WEB, ""):
+        out.append("compose: web does not connect as Redis's read-only user web")
+    if "ARENA_ADMIN_TOKEN" in services.get(WEB, "") or "REDIS_PASSWORD:" in services.get(WEB, ""):
+        out.append("compose: web gets the admin token or Redis's main password")
     for name in ("gateway", "worker"):
         if "ARENA_ADMIN_TOKEN: ${ARENA_ADMIN_TOKEN:?" not in services.get(name, ""):
             out.append(f"compose: {name}: an empty ARENA_ADMIN_TOKEN would start")
@@ -140,7 +156,14 @@ def text_problems() -> tuple[list[str], list[str]]:
         out.append("k8s: a worker or the ladder mounts the gateway's public certificate")
     if not re.search(r"ports:\n\s+- name: grpc\n\s+port: 443\n\s+targetPort: grpc\n", k8s["gateway.yaml"]):
         out.append("k8s/gateway.yaml: the Service does not publish 443 -> grpc")
-    for name in ("gateway.yaml", "worker.yaml", "ladder.yaml", "redis.yaml"):
+    web = k8s.get("web.yaml", "")
+    if "redis://web:$(REDIS_WEB_PASSWORD)@redis" not in web or "key: web-password" not in web:
+        out.append("k8s/web.yaml: the website does not connect as Redis's read-only user web")
+    if "arena-admin" in web or "key: password" in web:
+        out.append("k8s/web.yaml: the website gets the admin token or Redis's main password")
+    if not WEB_USER.search(k8s["redis.yaml"]) or "key: web-password" not in k8s["redis.yaml"]:
+        out.append("k8s/redis.yaml: Redis has no read-only user web from the Secret arena-redis's web-password")
+    for name in ("gateway.yaml", "worker.yaml", "ladder.yaml", "redis.yaml", "web.yaml"):
         containers = len(re.findall(r"^\s+image:", k8s[name], re.M))
         for must in ("readOnlyRootFilesystem: true", "allowPrivilegeEscalation: false", 'drop: ["ALL"]',
                      "runAsNonRoot: true", "readinessProbe:", "livenessProbe:", "limits:"):  # fmt: skip
@@ -157,7 +180,7 @@ def text_problems() -> tuple[list[str], list[str]]:
         out.append("k8s/kustomization.yaml: does not deploy networkpolicy.yaml")
     policies = k8s.get("networkpolicy.yaml", "")
     wanted = ("default-deny-ingress", "gateway-from-anywhere", "worker-from-gateway-only", "redis-from-arena-only",
-              "metrics-from-monitoring")  # fmt: skip
+              "metrics-from-monitoring", "web-from-ingress-only")  # fmt: skip
     out += [f"k8s/networkpolicy.yaml: no {p}" for p in wanted if f"name: {p}" not in policies]
     pinned = []
     for doc in _documents(policies):
@@ -177,8 +200,9 @@ def compose_problems(doc: dict[str, Any]) -> list[str]:
     out = []
     services: dict[str, Any] = doc["services"]
     for name, svc in services.items():
-        if svc.get("ports") and name != "gateway":
-            out.append(f"compose: {name} publishes ports {svc['ports']}; only the gateway may")
+        loopback = name == WEB and all(str(p).startswith("127.0.0.1:") for p in svc.get("ports", []))
+        if svc.get("ports") and name != "gateway" and not loopback:
+            out.append(f"compose: {name} publishes ports {svc['ports']}; only the gateway may (web: on loopback)")
         if svc.get("network_mode"):
             out.append(f"compose: {name} sets network_mode {svc['network_mode']}")
     if [str(p).rsplit(":", 1)[-1] for p in services["gateway"].get("ports", [])] != ["50051"]:
@@ -216,6 +240,16 @@ def compose_problems(doc: dict[str, Any]) -> list[str]:
     i = redis.index("--requirepass") if "--requirepass" in redis else -1
     if i < 0 or not redis[i + 1 :] or not redis[i + 1].startswith("${REDIS_PASSWORD:?"):
         out.append("compose: Redis takes no password (--requirepass ${REDIS_PASSWORD:?...})")
+    web_url = env(WEB).get("ARENA_REDIS_URL", "") if WEB in services else ""
+    if not re.match(r"^redis://web:\$\{REDIS_WEB_PASSWORD:\?[^}]+\}@redis:6379/\d+$", web_url):
+        out.append("compose: web's ARENA_REDIS_URL is not the read-only user web's")
+    if WEB in services and {"ARENA_ADMIN_TOKEN", "ARENA_TLS_KEY"} & set(env(WEB)):
+        out.append("compose: web gets the admin token or the internal key")
+    j = redis.index("--user") if "--user" in redis else -1
+    if j < 0 or not redis[j + 1 :] or not redis[j + 1].startswith("web on >${REDIS_WEB_PASSWORD:?"):
+        out.append("compose: Redis has no read-only user web (--user, web on >${REDIS_WEB_PASSWORD:?...} ...)")
+    elif re.search(r"\+@(all|write|admin)|\+(set|del|eval|evalsha)\b|allcommands|~\*", redis[j + 1]):
+        out.append("compose: Redis's user web may write or reach every key")
     for name in ("worker", "ladder"):
         test = " ".join(str(t) for t in services[name].get("healthcheck", {}).get("test", []))
         if "--tls-ca" not in test:
@@ -242,8 +276,9 @@ def _selected(selector: dict[str, Any] | None, everyone: set[str]) -> set[str]:
 def policy_problems(policies: list[dict[str, Any]], everyone: set[str]) -> list[str]:
     """What the NetworkPolicies admit, rule by rule: (pod, port) <- source, against the rules above."""
     out = []
-    ports = {"gateway": {50051, 9100}, "worker": {50061, 9101}, "ladder": {50071, 9102}, "redis": {6379}}
-    metrics = {9100, 9101, 9102}
+    ports = {"gateway": {50051, 9100}, "worker": {50061, 9101}, "ladder": {50071, 9102}, "redis": {6379},
+             WEB: {8080, 9103}}  # fmt: skip
+    metrics = {9100, 9101, 9102, 9103}
     if not any(
         p["spec"].get("podSelector") == {} and "Ingress" in p["spec"].get("policyTypes", []) and
         not p["spec"].get("ingress") for p in policies
@@ -271,11 +306,14 @@ def policy_problems(policies: list[dict[str, Any]], everyone: set[str]) -> list[
                         if "ipBlock" in src:
                             out.append(f"k8s/networkpolicy.yaml: {where} admits an ipBlock")
                         elif "namespaceSelector" in src:
-                            if port not in metrics:
+                            ingress = src["namespaceSelector"] == {"matchLabels": {"arena.io/ingress": "true"}}
+                            if (pod, port) == (WEB, 8080) and not ingress:
+                                out.append(f"k8s/networkpolicy.yaml: {where} admits more than the ingress namespace")
+                            elif port not in metrics and (pod, port) != (WEB, 8080):
                                 out.append(f"k8s/networkpolicy.yaml: {where} admits other namespaces")
                         else:
                             peers = _selected(src.get("podSelector"), everyone)
-                            allowed = {"worker": {"gateway"}, "redis": set(APPS)}.get(pod, set(everyone))
+                            allowed = {"worker": {"gateway"}, "redis": {*APPS, WEB}, WEB: set()}.get(pod, set(everyone))
                             if (pod == "ladder" and port == 50071) or not peers <= allowed:
                                 out.append(f"k8s/networkpolicy.yaml: {where} admits {sorted(peers)}")
     for need in [("gateway", 50051), ("worker", 50061), ("redis", 6379), ("gateway", 9100), ("worker", 9101)]:
@@ -373,6 +411,16 @@ def k8s_problems(docs: list[dict[str, Any]]) -> list[str]:
     gateway_env = {e["name"]: e.get("value") for e in container("gateway").get("env", [])}
     if gateway_env.get("ARENA_TLS_SERVER_NAME") != INTERNAL_NAME:
         out.append(f"k8s: the gateway does not check the workers' certificate for {INTERNAL_NAME}")
+    if WEB in workloads:
+        web_env = {e["name"]: e for e in container(WEB).get("env", [])}
+        ref = web_env.get("REDIS_WEB_PASSWORD", {}).get("valueFrom", {}).get("secretKeyRef", {})
+        if ref != {"name": "arena-redis", "key": "web-password"}:
+            out.append("k8s: web's REDIS_WEB_PASSWORD is not the Secret arena-redis's web-password")
+        web_url = str(web_env.get("ARENA_REDIS_URL", {}).get("value", ""))
+        if not web_url.startswith("redis://web:$(REDIS_WEB_PASSWORD)@"):
+            out.append("k8s: web does not connect as Redis's read-only user web")
+        if container(WEB).get("envFrom") and any("secretRef" in e for e in container(WEB)["envFrom"]):
+            out.append("k8s: web gets a Secret's every key (the admin token?)")
     redis = container("redis")
     line = " ".join([*redis.get("command", []), *redis.get("args", [])])
     redis_env = {e["name"]: e.get("valueFrom", {}).get("secretKeyRef") for e in redis.get("env", [])}

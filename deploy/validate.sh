@@ -56,7 +56,7 @@ elif have kubectl; then
 else skip "kustomize/kubectl"; fi
 
 # The base with each autoscaling component (kustomize loads components from inside its root: a copy).
-for component in hpa keda archive monitoring; do
+for component in hpa keda archive monitoring web-ingress; do
     if have kubectl || have kustomize; then
         cp -r deploy/k8s "$scratch/with-$component"
         printf 'components:\n  - components/%s\n' "$component" >>"$scratch/with-$component/kustomization.yaml"

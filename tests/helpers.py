@@ -70,7 +70,10 @@ def checkout_env(**extra: str) -> dict[str, str]:
 
 
 def arena(
-    *args: str, timeout: float = 180, cwd: Path = ROOT, env: Mapping[str, str] | None = None,
+    *args: str,
+    timeout: float = 180,
+    cwd: Path = ROOT,
+    env: Mapping[str, str] | None = None,
     check: int | None = None,
 ) -> subprocess.CompletedProcess[str]:
     """``arena ARGS`` as a person runs it: its own process (this interpreter), in ``cwd``, stdout and stderr
@@ -296,3 +299,45 @@ def web_server(
             proc.wait()
         if log is not None:
             out.close()  # type: ignore[union-attr]
+
+
+# ---------------------------------------------------------------------- a real browser
+
+CHROMIUM_FLAGS = ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                  "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                  "--no-first-run")  # fmt: skip
+
+
+@contextmanager
+def headless_chromium(width: int = 1200, height: int = 800) -> Iterator[Any]:
+    """Debian's headless Chromium through chromedriver (selenium), in a fresh profile, as
+    tests/test_replay.py drives it; skipped when missing (failed under CI, which installs them)."""
+    import tempfile
+
+    chromium, chromedriver = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver")
+    missing = [str(p) for p in (chromium, chromedriver) if not p.exists()]
+    try:
+        from selenium import webdriver
+        from selenium.webdriver.chrome.options import Options
+        from selenium.webdriver.chrome.service import Service
+    except ImportError:
+        missing.append("the selenium package")
+    if missing:
+        message = f"no browser: {', '.join(missing)} missing (apt-get install chromium chromium-driver)"
+        if in_ci():
+            pytest.fail(message)
+        pytest.skip(message)
+    profile = tempfile.mkdtemp(prefix="arena-chromium-")
+    options = Options()
+    options.binary_location = str(chromium)
+    for flag in (*CHROMIUM_FLAGS, f"--user-data-dir={profile}", f"--window-size={width},{height}"):
+        options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(service=Service(str(chromedriver)), options=options)
+    try:
+        driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                               {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False})  # fmt: skip
+        yield driver
+    finally:
+        driver.quit()
+        shutil.rmtree(profile, ignore_errors=True)

@@ -11,6 +11,7 @@ from arena.cli.common import CliError, add_settings, run_service, settings
 
 
 def cmd_web(args: argparse.Namespace) -> int:
+    from arena.service.ratelimit import RateLimits
     from arena.web.app import start
     from arena.web.config import DEFAULT_LISTEN, WebConfig, parse_proxies
     from referee.logs import configure
@@ -23,11 +24,21 @@ def cmd_web(args: argparse.Namespace) -> int:
         proxies = parse_proxies(args.trusted_proxies)
     except ValueError as e:
         raise CliError(f"--trusted-proxies: {e}") from None
+    try:
+        gateway_limits = RateLimits.from_settings(s)
+    except ValueError as e:
+        raise CliError(str(e)) from None
     config = WebConfig(
         redis_url=s.redis_url, listen=s.listen or DEFAULT_LISTEN, archive=Path(s.archive) if s.archive else None,
         tls_cert=Path(s.tls_cert) if s.tls_cert else None, tls_key=Path(s.tls_key) if s.tls_key else None,
-        trusted_proxies=proxies, requests_per_min=args.requests_per_min,
+        trusted_proxies=proxies, requests_per_min=args.requests_per_min, gateway_limits=gateway_limits,
     )  # fmt: skip
+
+    from arena import metrics
+
+    # /metrics and /healthz on --metrics-port, on the host of --listen (as every service); a Redis PING
+    # for health, which the web's read-only Redis user may send
+    metrics.serve(int(s.metrics_port), config.listen, [metrics.WEB], s.redis_url)
 
     async def main(stop: asyncio.Event) -> None:
         runner, url = await start(config)

@@ -211,6 +211,21 @@ class RebuildRunningError(RuntimeError):
     """Another rebuild of the same game holds the lock."""
 
 
+def read_only(script: Any, keys: Sequence[str], args: Sequence[Any]) -> Any:
+    """Run a script that only reads with EVALSHA_RO (EVAL_RO when Redis has not cached it yet): Redis runs
+    it read-only, and a client allowed to read only (the website's ACL user) may call it. Redis before 7
+    has neither: there the plain EVALSHA."""
+    client = script.registered_client
+    try:
+        return client.evalsha_ro(script.sha, len(keys), *keys, *args)
+    except redis.exceptions.NoScriptError:
+        return client.eval_ro(script.script, len(keys), *keys, *args)
+    except redis.ResponseError as e:
+        if "unknown command" not in str(e).lower():
+            raise
+        return script(keys=list(keys), args=list(args))
+
+
 def member(key: BotKey) -> str:
     """A bot version as a Redis member/field: JSON ``["name","version"]``, unambiguous for any names."""
     return json.dumps(list(key), separators=(",", ":"))
@@ -695,7 +710,7 @@ class Ladder:
     def leaderboard(self, game_id: str, limit: int | None = None, offset: int = 0) -> list[Standing]:
         """Best first, from the sorted set; ``limit`` rows from place ``offset + 1``."""
         end = -1 if limit is None else offset + limit - 1
-        raw: Any = self._top(keys=[keys.ladder_board(game_id), keys.ladder_rows(game_id)], args=[offset, end])
+        raw: Any = read_only(self._top, [keys.ladder_board(game_id), keys.ladder_rows(game_id)], [offset, end])
         rows = [(offset + i + 1, Row.from_dict(d)) for i, d in enumerate(json.loads(raw)) if d]
         pipe = self.r.pipeline(transaction=False)
         for _, row in rows:

@@ -78,9 +78,17 @@ class MatchStore:
         archive: TranscriptArchive | None = None,
     ) -> None:
         self.r = client
-        self.queue = queue or MatchQueue(client)
+        self._queue = queue
         self.registry = registry or Registry(client)
         self.archive = archive  # where transcripts past the retention period are (None: not configured)
+
+    @property
+    def queue(self) -> MatchQueue:
+        """Made when first needed: its constructor creates the queue's consumer groups, a write that a
+        store made only to read (the website's, whose Redis user may not write) must not do."""
+        if self._queue is None:
+            self._queue = MatchQueue(self.r)
+        return self._queue
 
     # ----------------------------------------------------------------- request
 

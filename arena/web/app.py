@@ -17,6 +17,7 @@ import jinja2
 import structlog
 from aiohttp import web
 
+from arena import metrics
 from arena.web.config import WebConfig
 from arena.web.data import DataUnavailableError, WebData
 
@@ -93,8 +94,18 @@ async def headers(request: web.Request, handler: Handler) -> web.StreamResponse:
     """The nonce for this response's inline scripts, the security headers, and one log line a request."""
     request["nonce"] = secrets.token_urlsafe(16)
     started = time.perf_counter()
-    response = await handler(request)
-    h = response.headers
+    try:
+        response = await handler(request)
+    except web.HTTPException as e:  # a redirect or a 304 raised past the error pages: the same treatment
+        _secure(request, e.headers)
+        _observe(request, e.status, started, log_it=True)
+        raise
+    _secure(request, response.headers)
+    _observe(request, response.status, started, log_it=not response.prepared)  # a stream logs when it ends
+    return response
+
+
+def _secure(request: web.Request, h: Any) -> None:
     h.setdefault("Content-Security-Policy", CSP.format(nonce=request["nonce"]))
     h.setdefault("X-Content-Type-Options", "nosniff")
     h.setdefault("X-Frame-Options", "DENY")
@@ -103,21 +114,41 @@ async def headers(request: web.Request, handler: Handler) -> web.StreamResponse:
     h.setdefault("Permissions-Policy", "camera=(), microphone=(), geolocation=()")
     if request.app[CONFIG].secure:
         h.setdefault("Strict-Transport-Security", "max-age=31536000")
-    if not response.prepared:  # a stream logs when it ends (live)
-        log.info("request", method=request.method, path=request.path, status=response.status,
-                 ms=round((time.perf_counter() - started) * 1000, 1))  # fmt: skip
-    return response
+
+
+def _observe(request: web.Request, status: int, started: float, log_it: bool) -> None:
+    """The request in the metrics (by route pattern and status) and, unless a stream, one log line."""
+    elapsed = time.perf_counter() - started
+    route = route_label(request)
+    metrics.WEB_REQUESTS.labels(route, str(status)).inc()
+    metrics.WEB_DURATION.labels(route).observe(elapsed)
+    if log_it:
+        log.info("request", method=request.method, path=request.path, status=status, ms=round(elapsed * 1000, 1))
+
+
+def route_label(request: web.Request) -> str:
+    """The route's pattern, not the path asked for: a metric's series stay few whatever clients type."""
+    info = request.match_info
+    if info.http_exception is not None or info.route.resource is None:
+        return "unmatched"
+    return info.route.resource.canonical
 
 
 def make_app(config: WebConfig, data: WebData | None = None) -> web.Application:
-    from arena.web import api, live, owners, pages
+    from arena.web import api, limits, live, owners, pages
 
-    app = web.Application(middlewares=[headers, errors])
+    # headers first (every answer gets them, a 429 too), then the per-address limit, then the error pages
+    app = web.Application(middlewares=[headers, limits.limits, errors])
     app[CONFIG] = config
     app[DATA] = data or WebData(config.redis_url, config.archive)
     app[TEMPLATES] = templates()
-    for module in (pages, api, live, owners):
+    for module in (limits, pages, api, live, owners):
         module.setup(app)
+    # live viewers: arena.web.live's ``viewer_count(app)`` when it has one (the live matches' module owns
+    # the count); until then the gauge stays 0
+    viewer_count = getattr(live, "viewer_count", None)
+    if callable(viewer_count):
+        metrics.WEB_LIVE_VIEWERS.set_function(lambda: float(viewer_count(app)))
     app.router.add_static("/static/", path=str(_static()), name="static", append_version=True)
 
     async def close(app: web.Application) -> None:

@@ -6,6 +6,8 @@ import ipaddress
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from arena.service.ratelimit import RateLimits
+
 DEFAULT_LISTEN = "127.0.0.1:8080"
 
 
@@ -20,6 +22,8 @@ class WebConfig:
     # other caller's header is ignored, so nobody picks the address their rate limit is counted against
     trusted_proxies: tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...] = field(default_factory=tuple)
     requests_per_min: int = 600  # per client address (0: no limit)
+    # the gateway's limits (the same ARENA_* settings), so the owners' page can say how much is left
+    gateway_limits: RateLimits = field(default_factory=RateLimits)
 
     @property
     def host_port(self) -> tuple[str, int]:
