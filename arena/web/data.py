@@ -10,19 +10,153 @@ made here, and the queue's figures are read with read-only commands. Redis away 
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar
 
 from arena import keys
-from arena.ladder.store import Ladder
+from arena.ladder.elo import BotKey, Row
+from arena.ladder.store import Ladder, member, unmember
+from arena.ladder.values import HistoryPoint, Standing
 from arena.redis_client import TROUBLE, connect, trouble
 from arena.service.archive import TranscriptArchive
-from arena.service.matches import MatchStore
+from arena.service.matches import MatchRecord, MatchStore, public_lines
 from arena.service.queue import PRIORITIES
-from arena.service.registry import Registry
+from arena.service.registry import BotRecord, Registry
+from referee.games import GAME_IDS
+from referee.wire.values import MatchStatus
 
 T = TypeVar("T")
+
+BOARD_PAGE: Final = 50  # leaderboard rows a page, unless asked otherwise
+BOARD_MAX: Final = 200
+TREND_POINTS: Final = 20  # rating-history points a leaderboard row's sparkline draws
+HISTORY_POINTS: Final = 500  # points of each version's chart on a bot page (the latest)
+RECENT_MATCHES: Final = 20
+H2H_SHOWN: Final = 30
+MATCH_PAGE: Final = 50
+MATCH_MAX: Final = 200
+QUEUE_SHOWN: Final = 100
+
+PUBLIC_STATUS: Final = {
+    "retired": "retired for good by its owner or the arena; its results stay",
+    "disabled": "disabled by its owner or the arena's admin: it plays no matches",
+    "paused": "off the ladder after forfeiting matches in a row, until it reconnects and passes a validation match",
+    "validating": "playing a validation match to return to the ladder",
+    "online": "connected, playing when the ladder or an owner asks",
+    "offline": "not connected",
+}
+"""A bot's state as anyone may read it: one fixed sentence a state. The free text behind a state (an
+owner's or admin's disable reason, the ladder's pause record naming matches) is the owner's to read."""
+
+
+def public_bot(bot: BotRecord) -> dict[str, Any]:
+    """What a stranger may know of a bot: ``BotRecord.public()`` (no token hash) less its free-text
+    disable reason, with its public state (``PUBLIC_STATUS``)."""
+    out = bot.public()
+    del out["disabled_reason"]
+    return out
+
+
+def public_match(m: MatchRecord) -> dict[str, Any]:
+    """A match's record as the gateway gives it to anyone: no worker id nor referee address (which say
+    where the arena's workers are), never the seed before the end (the record has none)."""
+    return {
+        "match_id": m.match_id, "game_id": m.game_id, "state": m.status.value if m.status else "",
+        "bot_names": list(m.bot_names), "rated": m.rated, "priority": m.priority, "enqueued_at": m.enqueued_at,
+        "started_at": m.started_at, "finished_at": m.finished_at, "seed_sha256": m.seed_sha256,
+        "result": m.result,
+    }  # fmt: skip
+
+
+def row_dict(row: Row) -> dict[str, Any]:
+    return {"name": row.name, "version": row.version, "rating": row.rating, "error": row.error,
+            "provisional": row.provisional, "games": row.games, "wins": row.wins, "draws": row.draws,
+            "losses": row.losses, "last_played": row.last_played}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Board:
+    """One page of a game's leaderboard, each row with its latest ratings (the trend)."""
+
+    game_id: str
+    standings: list[Standing]
+    total: int  # versions on the ladder
+    offset: int
+    limit: int
+    trends: dict[BotKey, list[float]]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "game_id": self.game_id, "total": self.total, "offset": self.offset, "limit": self.limit,
+            "rows": [{"rank": s.rank, "owner": s.owner, **row_dict(s.row), "trend": self.trends.get(s.row.key, [])}
+                     for s in self.standings],
+        }  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Opponent:
+    """Head to head of one of a bot's versions against one other bot version, from the bot's side."""
+
+    version: str
+    opponent: BotKey
+    wins: int
+    draws: int
+    losses: int
+
+    @property
+    def games(self) -> int:
+        return self.wins + self.draws + self.losses
+
+
+@dataclass(frozen=True)
+class Version:
+    game_id: str
+    rank: int  # on the game's leaderboard (1 best)
+    row: Row
+
+
+@dataclass(frozen=True)
+class BotPage:
+    """Everything the bot page and ``/api/v1/bots/{name}`` show of one bot, public forms only."""
+
+    bot: BotRecord
+    state: str  # a key of PUBLIC_STATUS
+    versions: list[Version]
+    histories: dict[str, dict[BotKey, list[HistoryPoint]]]  # game -> version -> rating after each match
+    recent: list[MatchRecord]
+    h2h: dict[str, list[Opponent]] = field(default_factory=dict)  # game -> most played first
+
+    @property
+    def reason(self) -> str:
+        return PUBLIC_STATUS[self.state]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "bot": public_bot(self.bot), "state": self.state, "state_reason": self.reason,
+            "versions": [{"game_id": v.game_id, "rank": v.rank, **row_dict(v.row)} for v in self.versions],
+            "history": {g: [{"version": k[1], "points": [[p.finished_at, p.rating, p.match_id] for p in pts]}
+                            for k, pts in hs.items()] for g, hs in self.histories.items()},
+            "recent_matches": [public_match(m) for m in self.recent],
+            "head_to_head": {g: [{"version": o.version, "opponent": o.opponent[0], "opponent_version": o.opponent[1],
+                                  "wins": o.wins, "draws": o.draws, "losses": o.losses} for o in os]
+                             for g, os in self.h2h.items()},
+        }  # fmt: skip
+
+
+@dataclass(frozen=True)
+class MatchPage:
+    """A page of the match list, newest first; ``next_before``: the cursor of the next page (None: last)."""
+
+    matches: list[MatchRecord]
+    next_before: float | None
+
+
+def _glob(text: str) -> str:
+    """``text`` as a literal inside a Redis MATCH pattern."""
+    return "".join(f"\\{c}" if c in "*?[]\\" else c for c in text)
 
 
 class DataUnavailableError(Exception):
@@ -61,6 +195,138 @@ class WebData:
             running += int(pending["pending"])
             queued += int(length) - int(pending["pending"])
         return {"queued": queued, "running": running}
+
+    # ------------------------------------------------------------------ leaderboards
+
+    def board(self, game_id: str, offset: int = 0, limit: int = BOARD_PAGE) -> Board:
+        """A page of the leaderboard: the rows (``Ladder.leaderboard``: two round trips), then the size and
+        each row's last ``TREND_POINTS`` ratings in one more; independent of how many versions it holds."""
+        standings = self.ladder.leaderboard(game_id, limit, offset)
+        pipe = self.r.pipeline(transaction=False)
+        pipe.zcard(keys.ladder_board(game_id))
+        for s in standings:
+            pipe.lrange(keys.ladder_history(game_id, member(s.row.key)), -TREND_POINTS, -1)
+        total, *points = pipe.execute()
+        trends = {s.row.key: [float(json.loads(p)[1]) for p in pts] for s, pts in zip(standings, points, strict=True)}
+        return Board(game_id, standings, int(total), offset, limit, trends)
+
+    # ------------------------------------------------------------------ bots
+
+    def bot_page(self, name: str) -> BotPage | None:
+        """The bot's public page, or None for no such bot."""
+        bot = self.registry.find(name)
+        if bot is None:
+            return None
+        versions: list[Version] = []
+        histories: dict[str, dict[BotKey, list[HistoryPoint]]] = {}
+        h2h: dict[str, list[Opponent]] = {}
+        for game_id in bot.game_ids:
+            keys_ = self._versions(game_id, name)
+            if not keys_:
+                continue
+            pipe = self.r.pipeline(transaction=False)
+            for k in keys_:
+                pipe.hget(keys.ladder_rows(game_id), member(k))
+                pipe.zrevrank(keys.ladder_board(game_id), member(k))
+                pipe.lrange(keys.ladder_history(game_id, member(k)), -HISTORY_POINTS, -1)
+            replies = pipe.execute()
+            game_hist: dict[BotKey, list[HistoryPoint]] = {}
+            for k, (raw, rank, pts) in zip(keys_, zip(*[iter(replies)] * 3, strict=True), strict=True):
+                if raw:
+                    versions.append(Version(game_id, int(rank) + 1 if rank is not None else 0,
+                                            Row.from_dict(json.loads(raw))))  # fmt: skip
+                if pts:
+                    game_hist[k] = [HistoryPoint(float(t), float(r), str(m)) for t, r, m in map(json.loads, pts)]
+            histories[game_id] = game_hist
+            h2h[game_id] = self._h2h(game_id, name)
+        recent = self.matches.search(bot=name, limit=RECENT_MATCHES)
+        return BotPage(bot, self._state(bot), versions, histories, recent, h2h)
+
+    def _versions(self, game_id: str, name: str) -> list[BotKey]:
+        """The bot's rated versions on a ladder: one HSCAN of the rows with a pattern, a large COUNT so
+        Redis walks the hash in few round trips (``Ladder.versions`` asks 1,000 at a time)."""
+        prefix = member((name, ""))[:-3]  # '["name",'
+        found = self.r.hscan_iter(keys.ladder_rows(game_id), match=_glob(prefix) + "*", count=20_000)
+        return sorted({k for k in (unmember(m) for m, _ in found) if k[0] == name})
+
+    def _h2h(self, game_id: str, name: str) -> list[Opponent]:
+        """The bot's head-to-head records on a ladder, from its side, most played first."""
+        quoted = json.dumps(name)
+        found = self.r.hscan_iter(keys.ladder_h2h(game_id), match="*" + _glob(quoted) + "*", count=20_000)
+        out = []
+        for f, v in found:
+            an, av, bn, bv = json.loads(f)
+            aw, d, bw = json.loads(v)
+            if an == name:
+                out.append(Opponent(av, (bn, bv), int(aw), int(d), int(bw)))
+            elif bn == name:
+                out.append(Opponent(bv, (an, av), int(bw), int(d), int(aw)))
+        out.sort(key=lambda o: (-o.games, o.opponent, o.version))
+        return out[:H2H_SHOWN]
+
+    def _state(self, bot: BotRecord) -> str:
+        if bot.retired:
+            return "retired"
+        if not bot.enabled:
+            return "disabled"
+        raw = self.r.hget(keys.ladder_pauses(), member((bot.name, bot.version)))
+        paused = json.loads(raw).get("state", "active") if raw else "active"
+        if paused in ("paused", "validating"):
+            return str(paused)
+        return "online" if bot.online else "offline"
+
+    # ------------------------------------------------------------------ matches
+
+    def match_page(self, *, game_id: str | None = None, bot: str | None = None, state: MatchStatus | None = None,
+                   before: float | None = None, limit: int = MATCH_PAGE) -> MatchPage:  # fmt: skip
+        """A page of matches newest first (by request time), one more read to know whether another follows."""
+        found = self.matches.search(game_id=game_id, bot=bot, state=state, before=before, limit=limit + 1)
+        more = len(found) > limit
+        found = found[:limit]
+        return MatchPage(found, found[-1].enqueued_at if more and found else None)
+
+    def queue_page(self) -> dict[str, list[MatchRecord]]:
+        """What waits for a worker (oldest first, higher priority first) and what runs, read from the queue
+        streams without touching them: an entry pending in the consumer group is leased (running)."""
+        pipe = self.r.pipeline(transaction=False)
+        for p in PRIORITIES:
+            pipe.xrange(keys.queue(p), "-", "+", count=QUEUE_SHOWN * 2)
+            pipe.xpending_range(keys.queue(p), keys.CONSUMER_GROUP, min="-", max="+", count=QUEUE_SHOWN * 2)
+        replies = pipe.execute(raise_on_error=False)
+        waiting: list[str] = []
+        running: list[str] = []
+        for entries, pending in zip(replies[::2], replies[1::2], strict=True):
+            if isinstance(entries, Exception):
+                raise entries
+            if isinstance(pending, Exception):
+                if "NOGROUP" not in str(pending):
+                    raise pending
+                pending = []
+            leased = {keys.text(p["message_id"]) for p in pending}
+            for entry_id, fields in entries:
+                match_id = keys.text(fields.get(b"match_id") or fields.get("match_id") or b"")
+                (running if keys.text(entry_id) in leased else waiting).append(match_id)
+        records = self.matches.describe_many(waiting[:QUEUE_SHOWN] + running[:QUEUE_SHOWN])
+        return {"waiting": [r for r in records if r.match_id in set(waiting)],
+                "running": [r for r in records if r.match_id in set(running)]}  # fmt: skip
+
+    def public_transcript(self, match_id: str) -> list[str] | None:
+        """A finished match's transcript as anyone may read it (``public_lines`` with no seat: every
+        refusal keeps its seat, ply and code, never the refused text nor the referee's reason), one JSON
+        line an item; None when none is stored (no such match, or not finished). ArchiveError when it is
+        archived and the archive cannot give it."""
+        text = self.matches.transcript(match_id)
+        if text is None:
+            return None
+        lines = text.removesuffix("\n").split("\n") if text else []  # not splitlines: U+2028 may be in a line
+        return public_lines(lines, set())
+
+    def ladder_sizes(self) -> dict[str, int]:
+        """Every game's number of rated bot versions, in one round trip."""
+        pipe = self.r.pipeline(transaction=False)
+        for g in GAME_IDS:
+            pipe.zcard(keys.ladder_board(g))
+        return {g: int(n) for g, n in zip(GAME_IDS, pipe.execute(), strict=True)}
 
     def close(self) -> None:
         self.r.close()
