@@ -6,6 +6,7 @@ from __future__ import annotations
 import html
 import json
 import re
+from typing import Any
 
 import redis
 from markupsafe import escape
@@ -27,12 +28,12 @@ def rows(body: str, table: str) -> list[str]:
 def test_the_leaderboard_shows_every_column_marks_provisional_rows_and_escapes_bot_text(redis_url: str) -> None:
     build(redis_url)
     with web_server(redis_url) as url:
-        status, headers, body = fetch(f"{url}/ladder/{GAME}")
+        status, _, body = fetch(f"{url}/ladder/{GAME}")
     assert status == 200, body
     board = rows(body, "leaderboard")
     assert len(board) == 3  # alpha, beta, and the odd row (its other seat is beta 1.0)
     alpha = next(r for r in board if 'href="/bots/alpha"' in r)
-    assert "3/0/3" in alpha and "provisional" in alpha and "<svg class=\"spark\"" in alpha and "±" in alpha
+    assert "3/0/3" in alpha and "provisional" in alpha and '<svg class="spark"' in alpha and "±" in alpha
     assert escape(HOSTILE_OWNER) in alpha
     # bot text shows as text: never as markup
     for text in (HOSTILE_VERSION, HOSTILE_OWNER, HOSTILE_NAME, "</script>"):
@@ -45,7 +46,9 @@ def test_the_leaderboard_shows_every_column_marks_provisional_rows_and_escapes_b
 def test_the_leaderboard_pages_through_many_rows_and_404s_for_an_unknown_game_or_page(redis_url: str) -> None:
     r = redis.Redis.from_url(redis_url)
     board = {member((f"b{i:03d}", "1")): 1000.0 + i for i in range(120)}
-    rows_ = {m: json.dumps(Row(f"b{i:03d}", "1", rating=1000.0 + i, games=20).to_dict()) for i, m in enumerate(board)}
+    rows_: dict[Any, Any] = {
+        m: json.dumps(Row(f"b{i:03d}", "1", rating=1000.0 + i, games=20).to_dict()) for i, m in enumerate(board)
+    }
     r.hset(keys.ladder_rows(GAME), mapping=rows_)
     r.zadd(keys.ladder_board(GAME), board)
     with web_server(redis_url) as url:
@@ -75,7 +78,7 @@ def test_the_bot_page_shows_versions_history_matches_head_to_head_and_public_sta
     recent = rows(alpha, "recent")
     assert len(recent) == 6 + 1 + 3 and "done-05" in recent[4]  # newest first: waiting, running, finished
     h2h = alpha.split("Head to head", 1)[1]
-    assert 'href="/bots/beta"' in h2h and ">3</td><td class=\"num\">0</td><td class=\"num\">3<" in h2h
+    assert 'href="/bots/beta"' in h2h and '>3</td><td class="num">0</td><td class="num">3<' in h2h
     assert 'id="state">online<' in alpha
     assert 'id="state">disabled<' in gamma and "PRIVATE-DISABLE-REASON" not in gamma
     for page in (alpha, gamma):
