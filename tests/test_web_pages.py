@@ -149,3 +149,11 @@ def test_pages_fit_a_phone_their_tables_scroll_in_a_wrapper(redis_url: str) -> N
             body = fetch(url + path)[2]
             assert 'name="viewport"' in body
             assert body.count("<table") == body.count('<div class="table-wrap">\n<table'), path
+
+
+def test_the_home_page_counts_bots_online_without_reading_every_record(redis_url: str) -> None:
+    build(redis_url)
+    with web_server(redis_url) as url:
+        body = fetch(url + "/")[2]
+    assert '<span class="n" id="bots-online">2</span>' in body and "of 3" in body  # alpha, beta; gamma is not
+    assert 'href="/matches/done-05"' in body

@@ -168,19 +168,24 @@ class MatchStore:
         ``before``: only those requested strictly before this time (a page's cursor: the last one's
         ``enqueued_at``), so that paging does not repeat or skip a match as new ones arrive."""
         top: float | str | None = until if before is None else f"({before!r}"  # "(": exclusive, in Redis
+        limit = max(1, min(limit, MAX_LIST))
+        # ids to read: a filter that drops ids after reading (state, or bot and game) reads up to 4,000
+        # candidates, 200 records at a time; otherwise every id read is a match shown (but for an expired
+        # record): twice as many as asked for, read ``limit`` at a time
+        dropping = bool(state or (bot and game_id))
+        span, size = (MAX_LIST * 4, 200) if dropping else (2 * limit, limit)
         if bot and game_id:
-            ids = self._window(keys.matches_by_bot(bot), since, top, MAX_LIST * 4)
-            wanted: set[str] = set(self._window(keys.matches_by_game(game_id), since, top, MAX_LIST * 4))
+            ids = self._window(keys.matches_by_bot(bot), since, top, span)
+            wanted: set[str] = set(self._window(keys.matches_by_game(game_id), since, top, span))
             ids = [i for i in ids if i in wanted]
         elif bot:
-            ids = self._window(keys.matches_by_bot(bot), since, top, MAX_LIST * 4)
+            ids = self._window(keys.matches_by_bot(bot), since, top, span)
         elif game_id:
-            ids = self._window(keys.matches_by_game(game_id), since, top, MAX_LIST * 4)
+            ids = self._window(keys.matches_by_game(game_id), since, top, span)
         else:
-            ids = self._window(keys.matches_by_time(), since, top, MAX_LIST * 4)
-        limit = max(1, min(limit, MAX_LIST))
+            ids = self._window(keys.matches_by_time(), since, top, span)
         out: list[MatchRecord] = []
-        for chunk in _chunks(ids, 200):
+        for chunk in _chunks(ids, size):
             pipe = self.r.pipeline(transaction=False)
             for match_id in chunk:
                 pipe.hgetall(keys.match(match_id))

@@ -18,7 +18,7 @@ from typing import Any, Final, TypeVar
 
 from arena import keys
 from arena.ladder.elo import BotKey, Row
-from arena.ladder.store import Ladder, member, unmember
+from arena.ladder.store import Ladder, member
 from arena.ladder.values import HistoryPoint, Standing
 from arena.redis_client import TROUBLE, connect, trouble
 from arena.service.archive import TranscriptArchive
@@ -33,7 +33,7 @@ T = TypeVar("T")
 BOARD_PAGE: Final = 50  # leaderboard rows a page, unless asked otherwise
 BOARD_MAX: Final = 200
 TREND_POINTS: Final = 20  # rating-history points a leaderboard row's sparkline draws
-HISTORY_POINTS: Final = 500  # points of each version's chart on a bot page (the latest)
+HISTORY_POINTS: Final = 100  # points of each version's chart on a bot page (the latest)
 RECENT_MATCHES: Final = 20
 H2H_SHOWN: Final = 30
 MATCH_PAGE: Final = 50
@@ -154,13 +154,53 @@ class MatchPage:
     next_before: float | None
 
 
-def _glob(text: str) -> str:
-    """``text`` as a literal inside a Redis MATCH pattern."""
-    return "".join(f"\\{c}" if c in "*?[]\\" else c for c in text)
-
-
 class DataUnavailableError(Exception):
     """The arena's database cannot answer now: the page says so (503), with the reason for a person."""
+
+
+_BOARD = """
+-- KEYS: a game's board (sorted set) and rows (hash). ARGV: first and last place (ZREVRANGE indexes), the
+-- bot hash key prefix (keys.bot('')), the history key prefix (keys.ladder_history(game, '')), trend points.
+-- Returns JSON [ladder size, rows (null for a member without a row), owners, trends (each the latest
+-- history points, as stored)]: one round trip, one reply to decode. It names bot and history keys itself
+-- (one Redis server, as the arena is deployed; as arena.ladder.store's _READ does).
+local members = redis.call('ZREVRANGE', KEYS[1], ARGV[1], ARGV[2])
+local total = redis.call('ZCARD', KEYS[1])
+local n = #members
+local rows, owners, trends = {}, {}, {}
+if n > 0 then rows = redis.call('HMGET', KEYS[2], unpack(members)) end
+for i = 1, n do
+  if rows[i] then
+    local name = cjson.decode(members[i])[1]
+    owners[i] = cjson.encode(redis.call('HGET', ARGV[3] .. name, 'owner') or '')
+    trends[i] = '[' .. table.concat(redis.call('LRANGE', ARGV[4] .. members[i], -tonumber(ARGV[5]), -1), ',') .. ']'
+  else
+    rows[i], owners[i], trends[i] = 'null', '""', '[]'
+  end
+end
+return '[' .. total .. ',[' .. table.concat(rows, ',') .. '],[' .. table.concat(owners, ',') .. '],[' ..
+       table.concat(trends, ',') .. ']]'
+"""
+
+
+_BOTS_ONLINE = """
+-- KEYS[1]: the set of bot names; ARGV[1]: the presence key prefix (keys.presence('')). Returns {bots, online}:
+-- one round trip and two integers, where reading every bot's record (Registry.list) costs three commands
+-- and a decode a bot (seconds with 50,000 bots). It names presence keys itself (one Redis server).
+local names = redis.call('SMEMBERS', KEYS[1])
+local online = 0
+for i = 1, #names, 1000 do
+  local part = {}
+  for j = i, math.min(i + 999, #names) do part[#part + 1] = ARGV[1] .. names[j] end
+  online = online + redis.call('EXISTS', unpack(part))
+end
+return {#names, online}
+"""
+
+
+def _json_lines(values: list[bytes]) -> list[Any]:
+    """Many stored JSON values decoded in one call (``json.loads`` a value costs more than the parse)."""
+    return list(json.loads(b"[" + b",".join(values) + b"]")) if values else []
 
 
 class WebData:
@@ -169,6 +209,8 @@ class WebData:
         self.matches = MatchStore(self.r, archive=TranscriptArchive(archive) if archive else None)
         self.registry = Registry(self.r)
         self.ladder = Ladder(self.r)
+        self._board = self.r.register_script(_BOARD)
+        self._bots_online = self.r.register_script(_BOTS_ONLINE)
 
     async def call(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """``fn(*args, **kwargs)`` in a thread; ``DataUnavailableError`` when Redis cannot answer."""
@@ -176,6 +218,11 @@ class WebData:
             return await asyncio.to_thread(fn, *args, **kwargs)
         except TROUBLE as e:
             raise DataUnavailableError(trouble(e)) from e
+
+    def bot_figures(self) -> tuple[int, int]:
+        """(bots registered, bots online now) for the home page."""
+        total, online = self._bots_online(keys=[keys.bots()], args=[keys.presence("")])
+        return int(total), int(online)
 
     def queue_figures(self) -> dict[str, int]:
         """Matches queued (all priorities) and running (leased to a worker), read only."""
@@ -199,16 +246,21 @@ class WebData:
     # ------------------------------------------------------------------ leaderboards
 
     def board(self, game_id: str, offset: int = 0, limit: int = BOARD_PAGE) -> Board:
-        """A page of the leaderboard: the rows (``Ladder.leaderboard``: two round trips), then the size and
-        each row's last ``TREND_POINTS`` ratings in one more; independent of how many versions it holds."""
-        standings = self.ladder.leaderboard(game_id, limit, offset)
-        pipe = self.r.pipeline(transaction=False)
-        pipe.zcard(keys.ladder_board(game_id))
-        for s in standings:
-            pipe.lrange(keys.ladder_history(game_id, member(s.row.key)), -TREND_POINTS, -1)
-        total, *points = pipe.execute()
-        trends = {s.row.key: [float(json.loads(p)[1]) for p in pts] for s, pts in zip(standings, points, strict=True)}
-        return Board(game_id, standings, int(total), offset, limit, trends)
+        """A page of the leaderboard: its rows, their owners, their last ``TREND_POINTS`` ratings and the
+        ladder's size, as ``Ladder.leaderboard`` reads rows but in one round trip and one JSON decode
+        (``_BOARD``): the page's cost does not grow with the ladder, and is a few milliseconds."""
+        raw: Any = self._board(
+            keys=[keys.ladder_board(game_id), keys.ladder_rows(game_id)],
+            args=[offset, offset + limit - 1, keys.bot(""), keys.ladder_history(game_id, ""), TREND_POINTS],
+        )
+        total, rows, owners, trends = json.loads(raw)
+        standings, lines = [], {}
+        for i, (d, owner, pts) in enumerate(zip(rows, owners, trends, strict=True)):
+            if d:
+                row = Row.from_dict(d)
+                standings.append(Standing(offset + i + 1, row, owner))
+                lines[row.key] = [float(p[1]) for p in pts]
+        return Board(game_id, standings, int(total), offset, limit, lines)
 
     # ------------------------------------------------------------------ bots
 
@@ -221,7 +273,7 @@ class WebData:
         histories: dict[str, dict[BotKey, list[HistoryPoint]]] = {}
         h2h: dict[str, list[Opponent]] = {}
         for game_id in bot.game_ids:
-            keys_ = self._versions(game_id, name)
+            keys_ = self.ladder.versions(game_id, name)
             if not keys_:
                 continue
             pipe = self.r.pipeline(transaction=False)
@@ -236,31 +288,20 @@ class WebData:
                     versions.append(Version(game_id, int(rank) + 1 if rank is not None else 0,
                                             Row.from_dict(json.loads(raw))))  # fmt: skip
                 if pts:
-                    game_hist[k] = [HistoryPoint(float(t), float(r), str(m)) for t, r, m in map(json.loads, pts)]
+                    game_hist[k] = [HistoryPoint(float(t), float(r), str(m)) for t, r, m in _json_lines(pts)]
             histories[game_id] = game_hist
             h2h[game_id] = self._h2h(game_id, name)
         recent = self.matches.search(bot=name, limit=RECENT_MATCHES)
         return BotPage(bot, self._state(bot), versions, histories, recent, h2h)
 
-    def _versions(self, game_id: str, name: str) -> list[BotKey]:
-        """The bot's rated versions on a ladder: one HSCAN of the rows with a pattern, a large COUNT so
-        Redis walks the hash in few round trips (``Ladder.versions`` asks 1,000 at a time)."""
-        prefix = member((name, ""))[:-3]  # '["name",'
-        found = self.r.hscan_iter(keys.ladder_rows(game_id), match=_glob(prefix) + "*", count=20_000)
-        return sorted({k for k in (unmember(m) for m, _ in found) if k[0] == name})
-
     def _h2h(self, game_id: str, name: str) -> list[Opponent]:
-        """The bot's head-to-head records on a ladder, from its side, most played first."""
-        quoted = json.dumps(name)
-        found = self.r.hscan_iter(keys.ladder_h2h(game_id), match="*" + _glob(quoted) + "*", count=20_000)
+        """The bot's head-to-head records on a ladder (``Ladder.h2h``: from the bot's index), from its side."""
         out = []
-        for f, v in found:
-            an, av, bn, bv = json.loads(f)
-            aw, d, bw = json.loads(v)
-            if an == name:
-                out.append(Opponent(av, (bn, bv), int(aw), int(d), int(bw)))
-            elif bn == name:
-                out.append(Opponent(bv, (an, av), int(bw), int(d), int(aw)))
+        for h in self.ladder.h2h(game_id, name):
+            if h.a[0] == name:
+                out.append(Opponent(h.a[1], h.b, h.a_wins, h.draws, h.b_wins))
+            if h.b[0] == name and h.a[0] != name:
+                out.append(Opponent(h.b[1], h.a, h.b_wins, h.draws, h.a_wins))
         out.sort(key=lambda o: (-o.games, o.opponent, o.version))
         return out[:H2H_SHOWN]
 

@@ -26,11 +26,11 @@ LATEST = 10
 @routes.get("/", name="home")
 async def home(request: web.Request) -> web.Response:
     data = request.app[DATA]
-    bots = await data.call(data.registry.list)
+    bots_total, bots_online = await data.call(data.bot_figures)
     figures = await data.call(data.queue_figures)
     latest: list[MatchRecord] = await data.call(data.matches.search, state=MatchStatus.FINISHED, limit=LATEST)
     return render(
-        request, "home.html", bots_online=sum(1 for b in bots if b.online), bots_total=len(bots),
+        request, "home.html", bots_online=bots_online, bots_total=bots_total,
         running=figures["running"], queued=figures["queued"], latest=latest,
     )  # fmt: skip
 
