@@ -161,6 +161,24 @@ end
 return '[' .. table.concat(out, ',') .. ']'
 """
 
+_PAIRS = """
+-- KEYS: a game's head-to-head hash and one bot's index of its fields (keys.ladder_opponents). Returns JSON
+-- [[fields...], [counts...]] of the pairs that have counts: one reply to decode, however many opponents.
+local fields = redis.call('SMEMBERS', KEYS[2])
+local fs, cs, n = {}, {}, 0
+for i = 1, #fields, 1000 do
+  local part = {unpack(fields, i, math.min(i + 999, #fields))}
+  local counts = redis.call('HMGET', KEYS[1], unpack(part))
+  for j = 1, #part do
+    if counts[j] then
+      n = n + 1
+      fs[n], cs[n] = part[j], counts[j]
+    end
+  end
+end
+return '[[' .. table.concat(fs, ',') .. '],[' .. table.concat(cs, ',') .. ']]'
+"""
+
 _INDEXED = """
 -- KEYS: a game's board and state. Queued in a batch's transaction before its first row: a board that does
 -- not exist yet means the ladder starts now, with its per-bot indexes complete from the start.
@@ -411,6 +429,7 @@ class Ladder:
         self._snapshot = client.register_script(_SNAPSHOT)
         self._top = client.register_script(_TOP)
         self._indexed = client.register_script(_INDEXED)
+        self._pairs = client.register_script(_PAIRS)
 
     # ------------------------------------------------------------------------------ applying
 
@@ -789,12 +808,12 @@ class Ladder:
         first."""
         out = []
         if name is not None and self.indexed(game_id):
-            fields = [keys.text(f) for f in self.r.smembers(keys.ladder_opponents(game_id, name))]
-            counts_ = self.r.hmget(keys.ladder_h2h(game_id), fields) if fields else []
-            pairs = [(f, keys.text(c)) for f, c in zip(fields, counts_, strict=True) if c is not None]
+            raw: Any = self._pairs(keys=[keys.ladder_h2h(game_id), keys.ladder_opponents(game_id, name)])
+            fields, counts_ = json.loads(raw)
+            decoded = zip(fields, counts_, strict=True)
         else:
             pairs = [(keys.text(f), keys.text(v)) for f, v in self.r.hgetall(keys.ladder_h2h(game_id)).items()]
-        decoded = zip(_json_list(f for f, _ in pairs), _json_list(v for _, v in pairs), strict=True)  # two calls
+            decoded = zip(_json_list(f for f, _ in pairs), _json_list(v for _, v in pairs), strict=True)
         for (an, av, bn, bv), (aw, d, bw) in decoded:
             if name is not None and name not in (an, bn):
                 continue

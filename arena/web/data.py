@@ -198,9 +198,11 @@ return {#names, online}
 """
 
 
-def _json_lines(values: list[bytes]) -> list[Any]:
-    """Many stored JSON values decoded in one call (``json.loads`` a value costs more than the parse)."""
-    return list(json.loads(b"[" + b",".join(values) + b"]")) if values else []
+_LATEST = """
+-- KEYS[1]: a list of JSON values (a rating history); ARGV[1]: how many of the last. Returns them as one
+-- JSON array: one reply to decode, not one a point.
+return '[' .. table.concat(redis.call('LRANGE', KEYS[1], -tonumber(ARGV[1]), -1), ',') .. ']'
+"""
 
 
 class WebData:
@@ -211,6 +213,7 @@ class WebData:
         self.ladder = Ladder(self.r)
         self._board = self.r.register_script(_BOARD)
         self._bots_online = self.r.register_script(_BOTS_ONLINE)
+        self._latest = self.r.register_script(_LATEST)
 
     async def call(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """``fn(*args, **kwargs)`` in a thread; ``DataUnavailableError`` when Redis cannot answer."""
@@ -280,15 +283,16 @@ class WebData:
             for k in keys_:
                 pipe.hget(keys.ladder_rows(game_id), member(k))
                 pipe.zrevrank(keys.ladder_board(game_id), member(k))
-                pipe.lrange(keys.ladder_history(game_id, member(k)), -HISTORY_POINTS, -1)
+                self._latest(keys=[keys.ladder_history(game_id, member(k))], args=[HISTORY_POINTS], client=pipe)
             replies = pipe.execute()
             game_hist: dict[BotKey, list[HistoryPoint]] = {}
             for k, (raw, rank, pts) in zip(keys_, zip(*[iter(replies)] * 3, strict=True), strict=True):
                 if raw:
                     versions.append(Version(game_id, int(rank) + 1 if rank is not None else 0,
                                             Row.from_dict(json.loads(raw))))  # fmt: skip
-                if pts:
-                    game_hist[k] = [HistoryPoint(float(t), float(r), str(m)) for t, r, m in _json_lines(pts)]
+                points = json.loads(pts)
+                if points:
+                    game_hist[k] = [HistoryPoint(float(t), float(r), str(m)) for t, r, m in points]
             histories[game_id] = game_hist
             h2h[game_id] = self._h2h(game_id, name)
         recent = self.matches.search(bot=name, limit=RECENT_MATCHES)
