@@ -375,6 +375,16 @@ class WebData:
         return {"waiting": [r for r in records if r.match_id in set(waiting)],
                 "running": [r for r in records if r.match_id in set(running)]}  # fmt: skip
 
+    def latest_finished(self, n: int) -> list[MatchRecord]:
+        """The ``n`` matches that finished last, newest first: from the index of finished matches (by finish
+        time), not a search by state, which reads past every queued and running match first. That index
+        drops archived matches: when it holds fewer, the search by state says what finished last."""
+        ids: Any = self.r.zrevrange(keys.matches_finished(), 0, n - 1)
+        found = self.matches.describe_many([keys.text(i) for i in ids])
+        if len(found) < n:
+            return self.matches.search(state=MatchStatus.FINISHED, limit=n)
+        return found
+
     def public_transcript(self, match_id: str) -> list[str] | None:
         """A finished match's transcript as anyone may read it (``public_lines`` with no seat: every
         refusal keeps its seat, ply and code, never the refused text nor the referee's reason), one JSON

@@ -28,7 +28,7 @@ async def home(request: web.Request) -> web.Response:
     data = request.app[DATA]
     bots_total, bots_online = await data.call(data.bot_figures)
     figures = await data.call(data.queue_figures)
-    latest: list[MatchRecord] = await data.call(data.matches.search, state=MatchStatus.FINISHED, limit=LATEST)
+    latest: list[MatchRecord] = await data.call(data.latest_finished, LATEST)
     return render(
         request, "home.html", bots_online=bots_online, bots_total=bots_total,
         running=figures["running"], queued=figures["queued"], latest=latest,
