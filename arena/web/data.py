@@ -319,14 +319,16 @@ class WebData:
         return BotPage(bot, self._state(bot), versions, histories, recent, h2h)
 
     def _h2h(self, game_id: str, name: str) -> list[Opponent]:
-        """The bot's head-to-head records on a ladder (``Ladder.h2h``: from the bot's index), from its side."""
+        """The bot's most played head-to-head records on a ladder (``Ladder.h2h``: from the bot's index,
+        most games first), from its side; only the shown ones are turned round."""
         out = []
         for h in self.ladder.h2h(game_id, name):
             if h.a[0] == name:
                 out.append(Opponent(h.a[1], h.b, h.a_wins, h.draws, h.b_wins))
             if h.b[0] == name and h.a[0] != name:
                 out.append(Opponent(h.b[1], h.a, h.b_wins, h.draws, h.a_wins))
-        out.sort(key=lambda o: (-o.games, o.opponent, o.version))
+            if len(out) >= H2H_SHOWN:
+                break
         return out[:H2H_SHOWN]
 
     def _state(self, bot: BotRecord) -> str:
