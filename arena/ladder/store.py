@@ -161,7 +161,7 @@ end
 return '[' .. table.concat(out, ',') .. ']'
 """
 
-_PAIRS = """
+_PAIRS = """#!lua flags=no-writes
 -- KEYS: a game's head-to-head hash and one bot's index of its fields (keys.ladder_opponents). Returns JSON
 -- [[fields...], [counts...]] of the pairs that have counts: one reply to decode, however many opponents.
 local fields = redis.call('SMEMBERS', KEYS[2])

@@ -3,8 +3,10 @@
 
 The stores are synchronous redis-py clients; each read runs in a thread, as the gateway's do. Nothing
 here writes: a store whose constructor would write (``MatchQueue`` creates its consumer groups) is not
-made here, and the queue's figures are read with read-only commands. Redis away or refusing becomes
-``DataUnavailableError``, which the app answers with a 503 page (or JSON) saying so.
+made here, the queue's figures are read with read-only commands, and this module's Lua reads are
+declared ``no-writes`` (Redis refuses a write in them; they run for a read-only user or on a replica).
+Redis away or refusing becomes ``DataUnavailableError``, which the app answers with a 503 page (or JSON)
+saying so.
 """
 
 from __future__ import annotations
@@ -161,7 +163,7 @@ class DataUnavailableError(Exception):
     """The arena's database cannot answer now: the page says so (503), with the reason for a person."""
 
 
-_BOARD = """
+_BOARD = """#!lua flags=no-writes
 -- KEYS: a game's board (sorted set) and rows (hash). ARGV: first and last place (ZREVRANGE indexes), the
 -- bot hash key prefix (keys.bot('')), the history key prefix (keys.ladder_history(game, '')), trend points.
 -- Returns JSON [ladder size, rows (null for a member without a row), owners, trends (each the latest
@@ -186,7 +188,7 @@ return '[' .. total .. ',[' .. table.concat(rows, ',') .. '],[' .. table.concat(
 """
 
 
-_LATEST = """
+_LATEST = """#!lua flags=no-writes
 -- KEYS[1]: a list of JSON values (a rating history); ARGV[1]: how many of the last. Returns them as one
 -- JSON array: one reply to decode, not one a point.
 return '[' .. table.concat(redis.call('LRANGE', KEYS[1], -tonumber(ARGV[1]), -1), ',') .. ']'
