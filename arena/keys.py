@@ -179,13 +179,27 @@ def ladder_history(game_id: str, member: str) -> str:
     return f"{PREFIX}ladder:{game_id}:history:{member}"
 
 
+def ladder_versions(game_id: str, name: str) -> str:
+    """Set: the versions of bot ``name`` rated on this ladder (an index of ``ladder_rows``: a bot page reads
+    its versions without scanning every row)."""
+    return f"{PREFIX}ladder:{game_id}:versions:{name}"
+
+
+def ladder_opponents(game_id: str, name: str) -> str:
+    """Set: the fields of ``ladder_h2h`` that name bot ``name`` (an index: its head to head without
+    scanning every pair)."""
+    return f"{PREFIX}ladder:{game_id}:opponents:{name}"
+
+
 def ladder_applied(game_id: str) -> str:
     """Set: match ids applied to this game's ladder (exactly once)."""
     return f"{PREFIX}ladder:{game_id}:applied"
 
 
 def ladder_state(game_id: str) -> str:
-    """Hash: ``seq`` (applications so far); every change to the game's ladder bumps it (the WATCH key)."""
+    """Hash: ``seq`` (applications so far); every change to the game's ladder bumps it (the WATCH key).
+    ``indexed``: "1" when ``ladder_versions`` and ``ladder_opponents`` hold every version and pair (a ladder
+    begun, or rebuilt, since they exist); else readers scan the rows and pairs."""
     return f"{PREFIX}ladder:{game_id}:state"
 
 

@@ -161,6 +161,31 @@ end
 return '[' .. table.concat(out, ',') .. ']'
 """
 
+_PAIRS = """#!lua flags=no-writes
+-- KEYS: a game's head-to-head hash and one bot's index of its fields (keys.ladder_opponents). Returns JSON
+-- [[fields...], [counts...]] of the pairs that have counts: one reply to decode, however many opponents.
+local fields = redis.call('SMEMBERS', KEYS[2])
+local fs, cs, n = {}, {}, 0
+for i = 1, #fields, 1000 do
+  local part = {unpack(fields, i, math.min(i + 999, #fields))}
+  local counts = redis.call('HMGET', KEYS[1], unpack(part))
+  for j = 1, #part do
+    if counts[j] then
+      n = n + 1
+      fs[n], cs[n] = part[j], counts[j]
+    end
+  end
+end
+return '[[' .. table.concat(fs, ',') .. '],[' .. table.concat(cs, ',') .. ']]'
+"""
+
+_INDEXED = """
+-- KEYS: a game's board and state. Queued in a batch's transaction before its first row: a board that does
+-- not exist yet means the ladder starts now, with its per-bot indexes complete from the start.
+if redis.call('EXISTS', KEYS[1]) == 0 then redis.call('HSET', KEYS[2], 'indexed', '1') end
+return 0
+"""
+
 _BULK_WRITE = """
 -- KEYS[1]: a key; ARGV[1]: RPUSH, SADD or HSET; ARGV[2]: values, one a line; ARGV[3] (HSET): the
 -- values paired with them, one a line. Runs the command 1,000 values at a time; returns how many lines.
@@ -205,6 +230,24 @@ return n
 _PLAIN = json.JSONEncoder()  # what json.dumps(x) does
 _repr = float.__repr__  # how json.dumps writes a finite float
 _json_str: Callable[[str], str] = json.encoder.encode_basestring_ascii  # how json.dumps writes a str
+
+
+def _by_name(versions: Iterable[BotKey]) -> dict[str, list[str]]:
+    """Bot versions grouped by name: what ``keys.ladder_versions`` holds."""
+    out: dict[str, list[str]] = {}
+    for name, version in versions:
+        out.setdefault(name, []).append(version)
+    return out
+
+
+def _pairs_by_name(pairs: Iterable[tuple[BotKey, BotKey, str]]) -> dict[str, list[str]]:
+    """Head-to-head fields grouped by each name they hold: what ``keys.ladder_opponents`` holds."""
+    out: dict[str, list[str]] = {}
+    for a, b, field in pairs:
+        out.setdefault(a[0], []).append(field)
+        if b[0] != a[0]:
+            out.setdefault(b[0], []).append(field)
+    return out
 
 
 class RebuildRunningError(RuntimeError):
@@ -400,6 +443,8 @@ class Ladder:
         self._bulk = client.register_script(_BULK_WRITE)
         self._snapshot = client.register_script(_SNAPSHOT)
         self._top = client.register_script(_TOP)
+        self._indexed = client.register_script(_INDEXED)
+        self._pairs = client.register_script(_PAIRS)
 
     # ------------------------------------------------------------------------------ applying
 
@@ -509,6 +554,7 @@ class Ladder:
         encode = _PointText(matches)
         members = {k: member(k) for k in table.rows.get(game_id, {})}
         moved = {k: table.row(game_id, k) for k in history}
+        self._indexed(keys=[keys.ladder_board(game_id), keys.ladder_state(game_id)], client=p)
         p.hset(keys.ladder_rows(game_id), mapping={members[k]: _row_json(r) for k, r in moved.items()})
         p.zadd(keys.ladder_board(game_id), {members[k]: r.rating for k, r in moved.items()})
         for k, points in history.items():
@@ -521,6 +567,11 @@ class Ladder:
         if h2h:
             fields = "\n".join([_pair_field(members[a], members[b]) for (a, b), _ in h2h])  # JSON: no line breaks
             self._lines(p, keys.ladder_h2h(game_id), "HSET", fields, len(h2h), _count_lines(c for _, c in h2h))
+        # the per-bot indexes (SADD: what is there already stays once)
+        for name, versions in _by_name(moved).items():
+            p.sadd(keys.ladder_versions(game_id, name), *versions)
+        for name, pairs in _pairs_by_name((a, b, _pair_field(members[a], members[b])) for (a, b), _ in h2h).items():
+            p.sadd(keys.ladder_opponents(game_id, name), *pairs)
         ids = list(table.applied - loaded.applied)
         text = _lines(ids)
         if text is None:  # a line break in a match id: as arguments
@@ -645,6 +696,7 @@ class Ladder:
         """Write the game's ladder anew from ``table``, in batches that Redis writes while the next is encoded;
         lists, sets and the head-to-head hash through ``_BULK_WRITE`` (values one a line)."""
         old = [keys.text(m) for m in self.r.hkeys(keys.ladder_rows(game_id))]
+        old_names = {unmember(m)[0] for m in old}
         rows = table.rows.get(game_id, {})
         history, matches = table.points(game_id)
         encode = _PointText(matches)
@@ -653,6 +705,8 @@ class Ladder:
         with _Pipe(self.r) as pipe:
             w = _Writer(pipe)
             doomed = [keys.ladder_history(game_id, m) for m in old]
+            doomed += [keys.ladder_versions(game_id, n) for n in old_names]
+            doomed += [keys.ladder_opponents(game_id, n) for n in old_names]
             doomed += [keys.ladder_rows(game_id), keys.ladder_board(game_id), keys.ladder_latest(game_id)]
             doomed += [keys.ladder_h2h(game_id), keys.ladder_applied(game_id)]
             for i in range(0, len(doomed), _CHUNK):
@@ -696,8 +750,16 @@ class Ladder:
                     w.add(len(ids), "SADD", keys.ladder_applied(game_id), *ids)
                 else:
                     w.add(len(ids), "EVALSHA", bulk, 1, keys.ladder_applied(game_id), "SADD", text)
+            for name, versions in _by_name(rows).items():
+                w.add(len(versions), "SADD", keys.ladder_versions(game_id, name), *versions)
+            named = _pairs_by_name((a, b, _pair_field(members[a], members[b])) for (a, b), _ in h2h)
+            for name, pairs in named.items():
+                for i in range(0, len(pairs), _BULK):  # fields are JSON: one a line
+                    part = pairs[i : i + _BULK]
+                    w.add(len(part), "EVALSHA", bulk, 1, keys.ladder_opponents(game_id, name), "SADD", "\n".join(part))
             if rows:
                 w.add(1, "SADD", keys.ladder_games(), game_id)
+            w.add(1, "HSET", keys.ladder_state(game_id), "indexed", "1")
             w.add(1, "HINCRBY", keys.ladder_state(game_id), "seq", 1)
             w.flush()
             pipe.replies()
@@ -730,8 +792,16 @@ class Ladder:
         board: Any = self.r.zrange(keys.ladder_board(game_id), 0, -1, withscores=True)
         return {unmember(m): float(s) for m, s in board}
 
+    def indexed(self, game_id: str) -> bool:
+        """Whether the per-bot indexes (``keys.ladder_versions``, ``keys.ladder_opponents``) are complete: a
+        ladder begun or rebuilt since they exist. One stored before gets them from ``arena ladder rebuild``;
+        until then the queries below scan."""
+        return self.r.hget(keys.ladder_state(game_id), "indexed") is not None
+
     def versions(self, game_id: str, name: str) -> list[BotKey]:
-        """The rated versions of one bot name on this ladder."""
+        """The rated versions of one bot name on this ladder: from its index, else a scan of every row."""
+        if self.indexed(game_id):
+            return sorted((name, keys.text(v)) for v in self.r.smembers(keys.ladder_versions(game_id, name)))
         prefix = json.dumps([name])[:-1] + ","
         pattern = "".join(f"\\{c}" if c in "*?[]\\" else c for c in prefix) + "*"
         found = self.r.hscan_iter(keys.ladder_rows(game_id), match=pattern, count=1000)
@@ -744,17 +814,24 @@ class Ladder:
         for b in bots:
             points = self.r.lrange(keys.ladder_history(game_id, member(b)), 0, -1)
             if points:
-                out[b] = [HistoryPoint(float(t), float(r), str(m)) for t, r, m in map(json.loads, points)]
+                points_ = _json_list(keys.text(p) for p in points)  # one decode, not one a point
+                out[b] = [HistoryPoint(float(t), float(r), str(m)) for t, r, m in points_]
         return out
 
     def h2h(self, game_id: str, name: str | None = None) -> list[HeadToHead]:
-        """Pairwise records (of one bot name, if given), most games first."""
+        """Pairwise records (of one bot name, if given: from its index when the ladder has it), most games
+        first."""
         out = []
-        for f, v in self.r.hgetall(keys.ladder_h2h(game_id)).items():
-            an, av, bn, bv = json.loads(f)
+        if name is not None and self.indexed(game_id):
+            raw: Any = self._pairs(keys=[keys.ladder_h2h(game_id), keys.ladder_opponents(game_id, name)])
+            fields, counts_ = json.loads(raw)
+            decoded = zip(fields, counts_, strict=True)
+        else:
+            pairs = [(keys.text(f), keys.text(v)) for f, v in self.r.hgetall(keys.ladder_h2h(game_id)).items()]
+            decoded = zip(_json_list(f for f, _ in pairs), _json_list(v for _, v in pairs), strict=True)
+        for (an, av, bn, bv), (aw, d, bw) in decoded:
             if name is not None and name not in (an, bn):
                 continue
-            aw, d, bw = json.loads(v)
             out.append(HeadToHead((an, av), (bn, bv), int(aw), int(d), int(bw)))
         return sorted(out, key=lambda h: (-(h.a_wins + h.draws + h.b_wins), h.a, h.b))
 

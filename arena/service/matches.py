@@ -147,6 +147,13 @@ class MatchStore:
         raw = self.r.hgetall(keys.match(match_id))
         return _record(match_id, raw) if raw else None
 
+    def describe_many(self, match_ids: Sequence[str]) -> list[MatchRecord]:
+        """``describe`` of each (those that exist), in one round trip."""
+        pipe = self.r.pipeline(transaction=False)
+        for match_id in match_ids:
+            pipe.hgetall(keys.match(match_id))
+        return [_record(i, raw) for i, raw in zip(match_ids, pipe.execute(), strict=True) if raw]
+
     def get(self, match_id: str) -> MatchRecord:
         """``describe``, for a caller that names a match which must exist: else UnknownMatchError."""
         m = self.describe(match_id)
@@ -163,21 +170,30 @@ class MatchStore:
         until: float | None = None,
         limit: int = 50,
         state: MatchStatus | None = None,
+        before: float | None = None,
     ) -> list[MatchRecord]:
-        """Matches newest first (by request time), filtered by bot, game, time window and state."""
+        """Matches newest first (by request time), filtered by bot, game, time window and state.
+        ``before``: only those requested strictly before this time (a page's cursor: the last one's
+        ``enqueued_at``), so that paging does not repeat or skip a match as new ones arrive."""
+        top: float | str | None = until if before is None else f"({before!r}"  # "(": exclusive, in Redis
+        limit = max(1, min(limit, MAX_LIST))
+        # ids to read: a filter that drops ids after reading (state, or bot and game) reads up to 4,000
+        # candidates, 200 records at a time; otherwise every id read is a match shown (but for an expired
+        # record): twice as many as asked for, read ``limit`` at a time
+        dropping = bool(state or (bot and game_id))
+        span, size = (MAX_LIST * 4, 200) if dropping else (2 * limit, limit)
         if bot and game_id:
-            ids = self._window(keys.matches_by_bot(bot), since, until, MAX_LIST * 4)
-            wanted: set[str] = set(self._window(keys.matches_by_game(game_id), since, until, MAX_LIST * 4))
+            ids = self._window(keys.matches_by_bot(bot), since, top, span)
+            wanted: set[str] = set(self._window(keys.matches_by_game(game_id), since, top, span))
             ids = [i for i in ids if i in wanted]
         elif bot:
-            ids = self._window(keys.matches_by_bot(bot), since, until, MAX_LIST * 4)
+            ids = self._window(keys.matches_by_bot(bot), since, top, span)
         elif game_id:
-            ids = self._window(keys.matches_by_game(game_id), since, until, MAX_LIST * 4)
+            ids = self._window(keys.matches_by_game(game_id), since, top, span)
         else:
-            ids = self._window(keys.matches_by_time(), since, until, MAX_LIST * 4)
-        limit = max(1, min(limit, MAX_LIST))
+            ids = self._window(keys.matches_by_time(), since, top, span)
         out: list[MatchRecord] = []
-        for chunk in _chunks(ids, 200):
+        for chunk in _chunks(ids, size):
             pipe = self.r.pipeline(transaction=False)
             for match_id in chunk:
                 pipe.hgetall(keys.match(match_id))
@@ -192,7 +208,7 @@ class MatchStore:
                     return out
         return out
 
-    def _window(self, key: str, since: float | None, until: float | None, limit: int) -> list[str]:
+    def _window(self, key: str, since: float | None, until: float | str | None, limit: int) -> list[str]:
         hi = until if until else "+inf"
         lo = since if since else "-inf"
         reply: Any = self.r.zrevrangebyscore(key, hi, lo, start=0, num=limit)
