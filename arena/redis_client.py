@@ -8,6 +8,9 @@ Replies are bytes (``keys.text`` decodes them).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 import redis
 import redis.asyncio as aioredis
 
@@ -55,3 +58,37 @@ def trouble(error: BaseException) -> str:
     if isinstance(error, redis.ConnectionError | redis.TimeoutError):
         return f"the arena's database is unavailable: {text}"
     return f"the arena's database refused the call: {text}"
+
+
+class ReadScript:
+    """A Lua script that only reads, run so that a client allowed only to read (the website's ACL user,
+    deploy/) may call it: EVALSHA_RO, EVAL_RO when Redis has not cached it, EVAL_RO in a pipeline (which
+    cannot load it first without SCRIPT LOAD). A Redis before 7 has neither: there it runs as a plain
+    script. One place for this, so that no reader of the ladder or the site calls a plain EVALSHA."""
+
+    def __init__(self, client: redis.Redis, text: str) -> None:
+        self.client = client
+        self.script = client.register_script(text)
+        self._read_only: bool | None = None  # whether this Redis has EVAL_RO (7.0+): found on first use
+
+    def __call__(self, keys: list[str], args: Sequence[str | int | float] = (), client: Any = None) -> Any:
+        if not self._has_read_only():
+            return self.script(keys=keys, args=list(args), client=client)
+        text = str(self.script.script)
+        if client is not None and client is not self.client:  # a pipeline: sent with its text
+            return client.eval_ro(text, len(keys), *keys, *args)
+        try:
+            return self.client.evalsha_ro(self.script.sha, len(keys), *keys, *args)
+        except redis.exceptions.NoScriptError:
+            return self.client.eval_ro(text, len(keys), *keys, *args)
+
+    def _has_read_only(self) -> bool:
+        if self._read_only is None:
+            try:
+                self.client.eval_ro("return 1", 0)
+                self._read_only = True
+            except redis.ResponseError as e:
+                if "unknown command" not in str(e).lower():
+                    raise
+                self._read_only = False
+        return self._read_only

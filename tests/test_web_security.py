@@ -369,6 +369,10 @@ def test_the_site_works_with_the_read_only_redis_user_which_cannot_write(redis_u
             c = Client(url)
             status, _, body = c.get("/")
             assert status == 200 and "bots online" in body, body[:500]
+            for path in ("/ladder/shanghaien", "/bots/bot0", "/matches", "/queue", "/api/v1/ladder/shanghaien",
+                         "/api/v1/bots/bot0", "/api/v1/matches", "/api/v1/queue"):  # fmt: skip
+                status, _, body = c.get(path)
+                assert status == 200, (path, body[body.find("class=\"error\""):][:400])
             assert c.sign_in(tokens["me"])[0] == 303
             status, _, page = c.get("/owner")
             assert status == 200 and "bot0" in page, page[:500]

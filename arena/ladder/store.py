@@ -59,6 +59,7 @@ from arena import keys
 from arena.ladder import elo
 from arena.ladder.elo import BotKey, Row
 from arena.ladder.values import HeadToHead, HistoryPoint, Standing
+from arena.redis_client import ReadScript
 from arena.results import HEAD, SEAT, Record, counting_record, counts, game_prefix
 
 REBUILD_LOCK_MS = 10 * 60 * 1000
@@ -254,21 +255,6 @@ class RebuildRunningError(RuntimeError):
     """Another rebuild of the same game holds the lock."""
 
 
-def read_only(script: Any, keys: Sequence[str], args: Sequence[Any]) -> Any:
-    """Run a script that only reads with EVALSHA_RO (EVAL_RO when Redis has not cached it yet): Redis runs
-    it read-only, and a client allowed to read only (the website's ACL user) may call it. Redis before 7
-    has neither: there the plain EVALSHA."""
-    client = script.registered_client
-    try:
-        return client.evalsha_ro(script.sha, len(keys), *keys, *args)
-    except redis.exceptions.NoScriptError:
-        return client.eval_ro(script.script, len(keys), *keys, *args)
-    except redis.ResponseError as e:
-        if "unknown command" not in str(e).lower():
-            raise
-        return script(keys=list(keys), args=list(args))
-
-
 def member(key: BotKey) -> str:
     """A bot version as a Redis member/field: JSON ``["name","version"]``, unambiguous for any names."""
     return json.dumps(list(key), separators=(",", ":"))
@@ -442,9 +428,9 @@ class Ladder:
         self._read_script = client.register_script(_READ)
         self._bulk = client.register_script(_BULK_WRITE)
         self._snapshot = client.register_script(_SNAPSHOT)
-        self._top = client.register_script(_TOP)
+        self._top = ReadScript(client, _TOP)
         self._indexed = client.register_script(_INDEXED)
-        self._pairs = client.register_script(_PAIRS)
+        self._pairs = ReadScript(client, _PAIRS)
 
     # ------------------------------------------------------------------------------ applying
 
@@ -772,7 +758,7 @@ class Ladder:
     def leaderboard(self, game_id: str, limit: int | None = None, offset: int = 0) -> list[Standing]:
         """Best first, from the sorted set; ``limit`` rows from place ``offset + 1``."""
         end = -1 if limit is None else offset + limit - 1
-        raw: Any = read_only(self._top, [keys.ladder_board(game_id), keys.ladder_rows(game_id)], [offset, end])
+        raw: Any = self._top([keys.ladder_board(game_id), keys.ladder_rows(game_id)], [offset, end])
         rows = [(offset + i + 1, Row.from_dict(d)) for i, d in enumerate(json.loads(raw)) if d]
         pipe = self.r.pipeline(transaction=False)
         for _, row in rows:
@@ -823,7 +809,7 @@ class Ladder:
         first."""
         out = []
         if name is not None and self.indexed(game_id):
-            raw: Any = self._pairs(keys=[keys.ladder_h2h(game_id), keys.ladder_opponents(game_id, name)])
+            raw: Any = self._pairs([keys.ladder_h2h(game_id), keys.ladder_opponents(game_id, name)])
             fields, counts_ = json.loads(raw)
             decoded = zip(fields, counts_, strict=True)
         else:

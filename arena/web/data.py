@@ -24,7 +24,7 @@ from arena import keys
 from arena.ladder.elo import BotKey, Row
 from arena.ladder.store import Ladder, member
 from arena.ladder.values import HistoryPoint, Standing
-from arena.redis_client import TROUBLE, connect, trouble
+from arena.redis_client import TROUBLE, ReadScript, connect, trouble
 from arena.service.archive import TranscriptArchive
 from arena.service.matches import MatchRecord, MatchStore, public_lines
 from arena.service.queue import PRIORITIES
@@ -201,10 +201,10 @@ class WebData:
         self.matches = MatchStore(self.r, archive=TranscriptArchive(archive) if archive else None)
         self.registry = Registry(self.r)
         self.ladder = Ladder(self.r)
-        self._board = self.r.register_script(_BOARD)
+        self._board = ReadScript(self.r, _BOARD)
         self._bot_figures: tuple[float, tuple[int, int]] | None = None  # (when counted, figures)
         self._counting = threading.Lock()  # held by the one thread recounting them
-        self._latest = self.r.register_script(_LATEST)
+        self._latest = ReadScript(self.r, _LATEST)
 
     async def call(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """``fn(*args, **kwargs)`` in a thread; ``DataUnavailableError`` when Redis cannot answer."""
@@ -275,8 +275,8 @@ class WebData:
         ladder's size, as ``Ladder.leaderboard`` reads rows but in one round trip and one JSON decode
         (``_BOARD``): the page's cost does not grow with the ladder, and is a few milliseconds."""
         raw: Any = self._board(
-            keys=[keys.ladder_board(game_id), keys.ladder_rows(game_id)],
-            args=[offset, offset + limit - 1, keys.bot(""), keys.ladder_history(game_id, ""), TREND_POINTS],
+            [keys.ladder_board(game_id), keys.ladder_rows(game_id)],
+            [offset, offset + limit - 1, keys.bot(""), keys.ladder_history(game_id, ""), TREND_POINTS],
         )
         total, rows, owners, trends = json.loads(raw)
         standings, lines = [], {}
@@ -305,7 +305,7 @@ class WebData:
             for k in keys_:
                 pipe.hget(keys.ladder_rows(game_id), member(k))
                 pipe.zrevrank(keys.ladder_board(game_id), member(k))
-                self._latest(keys=[keys.ladder_history(game_id, member(k))], args=[HISTORY_POINTS], client=pipe)
+                self._latest([keys.ladder_history(game_id, member(k))], [HISTORY_POINTS], client=pipe)
             replies = pipe.execute()
             game_hist: dict[BotKey, list[HistoryPoint]] = {}
             for k, (raw, rank, pts) in zip(keys_, zip(*[iter(replies)] * 3, strict=True), strict=True):
