@@ -4,6 +4,7 @@ live match watched in headless Chromium."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import socket
 import threading
@@ -256,3 +257,22 @@ def test_the_live_page_advances_in_the_browser_while_lines_are_appended(
     assert browser.execute_script("return window.__replayErrors") == []
     assert [e for e in browser.get_log("browser") if e["level"] == "SEVERE"] == []
     assert r.xlen(keys.events("live-view")) == len(lines)
+
+
+def test_a_viewer_that_falls_too_far_behind_is_closed_without_the_end_so_that_it_resumes() -> None:
+    from arena.web.live import MAX_BEHIND, Viewer
+
+    async def main() -> None:
+        slow, quick = Viewer(), Viewer()
+        for n in range(MAX_BEHIND + 1):
+            message = f"id: {n + 1}\ndata: {{}}\n\n".encode()
+            slow.push(message, 1)
+            quick.push(message, 1)
+            if n % 10 == 0:
+                assert await quick.next()  # it keeps up: everything waiting comes as one write
+        assert slow.dropped and await slow.next() is None  # closed; its browser reconnects with Last-Event-ID
+        assert not quick.dropped and await quick.next()
+        quick.end()
+        assert await quick.next() is None and quick.ended
+
+    asyncio.run(main())

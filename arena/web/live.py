@@ -49,7 +49,6 @@ WAITING_REFRESH_S: Final = 5  # a queued match's page reloads itself this often
 FINISHED_CACHE: Final = 32  # finished matches' page data kept (a finished transcript never changes)
 
 
-
 class Gauges:
     """What this process serves live now, for the metrics (``live_viewers()``, ``live_followers()``)."""
 
