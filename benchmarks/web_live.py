@@ -22,7 +22,6 @@ import resource
 import socket
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from multiprocessing.connection import Connection
@@ -185,4 +184,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()
