@@ -271,6 +271,7 @@ def test_a_viewer_that_falls_too_far_behind_is_closed_without_the_end_so_that_it
             if n % 10 == 0:
                 assert await quick.next()  # it keeps up: everything waiting comes as one write
         assert slow.dropped and await slow.next() is None  # closed; its browser reconnects with Last-Event-ID
+        quick.push(b"id: 0\ndata: {}\n\n", 1)
         assert not quick.dropped and await quick.next()
         quick.end()
         assert await quick.next() is None and quick.ended
