@@ -18,8 +18,11 @@ A transcript whose replay stops at a bad line still gives a page up to there, wi
 
 from __future__ import annotations
 
+import concurrent.futures
 import copy
-from collections.abc import Sequence
+import queue
+import threading
+from collections.abc import Iterator, Sequence
 from itertools import pairwise
 from typing import Any
 
@@ -159,3 +162,151 @@ def frames_of(data: dict[str, Any]) -> list[dict[str, Any]]:
     for ops in data["frames"][1:]:
         out.append(apply_patch(out[-1], ops))
     return out
+
+
+# -------------------------------------------------------------------------------- live replays
+
+
+def live_start(recorder: _Recorder) -> dict[str, Any]:
+    """The page data of a transcript of which only the header is known yet (a live match's start)."""
+    header = recorder.head
+    assert header is not None
+    game = games.get(header.game_id)
+    first = recorder.frames[0]
+    data: dict[str, Any] = {
+        "schema": SCHEMA,
+        "game": {"game_id": game.game_id, "family": game.family, "num_players": game.num_players},
+        "header": header.to_dict(),
+        "frames": [first],
+        "moves": [],
+        "incidents": [],
+        "footer": None,
+        "verified": {"ok": None, "line": None, "message": "verified when the match ends"},
+        "replay_error": None,
+        "seat_colours": seat_colours(
+            [(s.bot_name, s.bot_version) for s in header.seats], recorder.drawing.colours(first["view"])
+        ),
+    }
+    data.update(recorder.drawing.extra(first, None))
+    return data
+
+
+class _LiveRecorder(_Recorder):
+    """``_Recorder`` that also says, line by line, what each line adds to the page data (``apply_update``)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.out: dict[str, Any] = {}
+
+    def header(self, header: transcripts.Header, state: games.State) -> None:
+        super().header(header, state)
+        self.out = {"start": live_start(self)}
+
+    def ply(self, ply: transcripts.Ply, action: Any, before: games.State, after: games.State) -> None:
+        super().ply(ply, action, before, after)
+        self.out = {"frame": patch(self.frames[-2], self.frames[-1]), "move": self.moves[-1]}
+        del self.frames[1:-1]  # the first frame (for the drawing's extra) and the last (the next patch's base)
+
+    def incident(self, event: transcripts.Incident, state: games.State) -> None:
+        super().incident(event, state)
+        self.out = {"incident": self.incidents[-1]}
+
+    def footer(self, footer: transcripts.Footer, state: games.State) -> None:
+        super().footer(footer, state)
+        self.out = {"footer": footer.to_dict()}
+
+
+_STOP = object()
+
+
+class LiveReplay:
+    """A transcript replayed as its lines arrive, for live viewers: ``feed(lines)`` gives, per line, the
+    update it makes to the page data (``apply_update`` applies one, and the page's script does the same).
+
+    The frames are made as for a whole transcript (the same ``_Recorder`` and the game's drawing); only
+    their packaging differs. ``referee.transcript.walk_lines`` pulls its lines, so the walk runs in a
+    thread of its own, waiting for the next batch; the caller is never blocked by it (``feed`` returns a
+    future). After the footer the update also carries the verification and the drawing's extra data."""
+
+    def __init__(self) -> None:
+        self._inbox: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._recorder = _LiveRecorder()
+        self._lines: list[str] = []
+        self._thread = threading.Thread(target=self._run, name="live-replay", daemon=True)
+        self._thread.start()
+
+    def feed(self, lines: Sequence[str]) -> concurrent.futures.Future[list[dict[str, Any]]]:
+        """The updates of ``lines`` (one dict each, in order), once the engine has replayed them."""
+        done: concurrent.futures.Future[list[dict[str, Any]]] = concurrent.futures.Future()
+        self._inbox.put((list(lines), done))
+        return done
+
+    def close(self) -> None:
+        self._inbox.put(_STOP)
+
+    def _run(self) -> None:
+        batch: tuple[list[str], concurrent.futures.Future[list[dict[str, Any]]]] | None = None
+        updates: list[dict[str, Any]] = []
+        stopped = False
+
+        def pull() -> Iterator[str]:
+            nonlocal batch, updates, stopped
+            while True:
+                item = self._inbox.get()
+                if item is _STOP:
+                    stopped = True
+                    return
+                batch, updates = item, []
+                for line in batch[0]:
+                    self._recorder.out = {}
+                    self._lines.append(line)
+                    yield line
+                    updates.append(self._recorder.out)  # the walk asks for the next line: this one is done
+                    if self._recorder.foot is not None:
+                        return
+                batch[1].set_result(updates)
+                batch = None
+
+        error: str | None = None
+        try:
+            transcripts.walk_lines(pull(), self._recorder)
+        except transcripts.TranscriptError as e:
+            error = str(e)
+        except Exception as e:
+            error = f"the replay failed: {e!r}"
+        if batch is not None:  # the walk ended inside a batch: at the footer or at a bad line
+            if error is not None:
+                updates.append({"replay_error": error})
+            elif updates and "footer" in updates[-1]:
+                problem = transcripts.verify_lines(self._lines)
+                updates[-1]["verified"] = {
+                    "ok": problem is None, "line": problem and problem.line, "message": problem and problem.message
+                }  # fmt: skip
+                first = {"view": self._recorder.frames[0]["view"]} if self._recorder.frames else {}
+                updates[-1]["extra"] = self._recorder.drawing.extra(first, self._recorder.last) if first else {}
+            updates += [{} for _ in batch[0][len(updates) :]]
+            batch[1].set_result(updates)
+        # lines after the end of the walk: nothing more is drawn (the page shows the error or the footer)
+        while not stopped and (item := self._inbox.get()) is not _STOP:
+            item[1].set_result([{} for _ in item[0]])
+
+
+def apply_update(data: dict[str, Any] | None, update: dict[str, Any]) -> dict[str, Any] | None:
+    """The page data after one line's update (``LiveReplay``); the page's script has the same lines."""
+    if "start" in update:
+        start: dict[str, Any] = copy.deepcopy(update["start"])
+        return start
+    if data is None:
+        return None
+    if "frame" in update:
+        data["frames"].append(update["frame"])
+        data["moves"].append(update["move"])
+    if "incident" in update:
+        data["incidents"].append(update["incident"])
+    if "footer" in update:
+        data["footer"] = update["footer"]
+        data["verified"] = update.get("verified", data["verified"])
+        data.update(update.get("extra", {}))
+    if "replay_error" in update:
+        data["replay_error"] = update["replay_error"]
+    return data

@@ -69,3 +69,37 @@ def write_replay(lines: Sequence[str | bytes], path: str | Path) -> Path:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(replay_html(lines), encoding="utf-8")
     return out
+
+
+# ----------------------------------------------------------------------- the page on a website
+
+
+@cache
+def body_markup() -> str:
+    """The page's markup between ``<body>`` and its data: what a website serving the replay under its own
+    headers (``arena.web.live``) puts in its page, beside the script and style it serves as files."""
+    page = asset("replay.html")
+    start = page.index(">", page.index("<body")) + 1
+    return page[start : page.index('<script type="application/json"')].strip("\n")
+
+
+@cache
+def error_script() -> str:
+    """The page's first script, which collects its script errors (``window.__replayErrors``): it must run
+    before anything else, so a website inlines it (with its nonce) rather than serving it as a file."""
+    page = asset("replay.html")
+    start = page.index(">", page.index("<script>")) + 1
+    return page[start : page.index("</script>", start)].strip("\n")
+
+
+@cache
+def site_script(game_id: str) -> str:
+    """The replay's script for one game as a file: the game's drawing's part, then the page's own."""
+    drawing = drawing_for(games.get(game_id))
+    return (drawing.script + "\n" if drawing.script else "") + asset("replay.js")
+
+
+@cache
+def site_style(game_id: str) -> str:
+    """The replay's style for one game as a file: the page's own, then the game's drawing's."""
+    return asset("replay.css") + drawing_for(games.get(game_id)).style

@@ -188,6 +188,13 @@
       title: v.ok ? "replayed through the engines: seed, every deal and roll, every action and the result check"
         : "line " + v.line + ": " + v.message,
       text: v.ok ? "\u2713 verified with the engines" : "\u2717 does not verify: line " + v.line + ": " + v.message });
+    if (!FOOTER && D.live) {
+      verified.setAttribute("data-verified", "pending");
+      verified.textContent = "verified with the engines when it ends";
+      put(box, { "data-end-reason": "live", "data-plies": LAST }, [
+        h("span", { "class": "end", text: "Live: " + plural(LAST, "ply", "plies") + " so far" }), verified]);
+      return;
+    }
     if (!FOOTER) {
       put(box, { "data-end-reason": "unfinished", "data-plies": LAST }, [
         h("span", { "class": "end", text: "Unfinished: no footer yet (" + plural(LAST, "ply", "plies") + ")" }), verified]);
@@ -246,21 +253,36 @@
     }
   }
 
+  function incidentRow(x) {
+    var label = INCIDENT_NAMES[x.kind] || x.kind;
+    if (x.kind === "strike") label += " " + x.strikes;
+    var row = h("li", { "class": "incident", "data-kind": x.kind, "data-frame": x.ply, "data-seat": x.seat,
+      title: incidentText(x) },
+      h("span", { "class": "n", text: x.ply }), x.seat !== undefined ? chip(x.seat) : h("span"),
+      h("span", { "class": "act" }, h("span", { "class": "badge", text: label }), incidentText(x)));
+    incidentRows.push(row);
+    return row;
+  }
+
+  function moveRow(m, k) {  // the row of move k, which leads to frame k + 1
+    var classes = "ply" + (m.actor < 0 ? " chance" : "") + (m.fallback ? " fallback" : "");
+    var row = h("li", { "class": classes, "data-frame": k + 1, "data-ply": m.ply, "data-kind": m.actor < 0 ? "chance" : "ply",
+      title: m.actor < 0 ? "chance" : seatName(m.actor) + (m.think_ms !== undefined ? ", thought " + seconds(m.think_ms) : "") +
+        (m.bank_ms !== undefined ? ", time bank left " + seconds(m.bank_ms) : "") },
+      h("span", { "class": "n", text: m.ply }), chip(m.actor),
+      h("span", { "class": "act", title: m.action }, m.fallback ? h("span", { "class": "badge soft", text: "fallback" }) : null, m.action),
+      h("span", { "class": "t", text: m.actor < 0 ? "" : m.fallback ? "timeout" : seconds(m.think_ms) }),
+      h("span", { "class": "bank", text: m.actor < 0 ? "" : seconds(m.bank_ms) }));
+    moveRows.push(row);
+    return row;
+  }
+
   function drawMoves() {
     var list = byId("moves");
     var byPly = {};
     D.incidents.forEach(function (x) { (byPly[x.ply] = byPly[x.ply] || []).push(x); });
     var addIncidents = function (p) {
-      (byPly[p] || []).forEach(function (x) {
-        var label = INCIDENT_NAMES[x.kind] || x.kind;
-        if (x.kind === "strike") label += " " + x.strikes;
-        var row = h("li", { "class": "incident", "data-kind": x.kind, "data-frame": p, "data-seat": x.seat,
-          title: incidentText(x) },
-          h("span", { "class": "n", text: p }), x.seat !== undefined ? chip(x.seat) : h("span"),
-          h("span", { "class": "act" }, h("span", { "class": "badge", text: label }), incidentText(x)));
-        incidentRows.push(row);
-        list.appendChild(row);
-      });
+      (byPly[p] || []).forEach(function (x) { list.appendChild(incidentRow(x)); });
     };
     var start = h("li", { "class": "start", "data-frame": 0, "data-kind": "start" },
       h("span", { "class": "n" }), h("span"), h("span", { "class": "act", text: "start of the match" }));
@@ -268,16 +290,7 @@
     list.appendChild(start);
     D.moves.forEach(function (m, k) {
       addIncidents(k);
-      var classes = "ply" + (m.actor < 0 ? " chance" : "") + (m.fallback ? " fallback" : "");
-      var row = h("li", { "class": classes, "data-frame": k + 1, "data-ply": m.ply, "data-kind": m.actor < 0 ? "chance" : "ply",
-        title: m.actor < 0 ? "chance" : seatName(m.actor) + (m.think_ms !== undefined ? ", thought " + seconds(m.think_ms) : "") +
-          (m.bank_ms !== undefined ? ", time bank left " + seconds(m.bank_ms) : "") },
-        h("span", { "class": "n", text: m.ply }), chip(m.actor),
-        h("span", { "class": "act", title: m.action }, m.fallback ? h("span", { "class": "badge soft", text: "fallback" }) : null, m.action),
-        h("span", { "class": "t", text: m.actor < 0 ? "" : m.fallback ? "timeout" : seconds(m.think_ms) }),
-        h("span", { "class": "bank", text: m.actor < 0 ? "" : seconds(m.bank_ms) }));
-      moveRows.push(row);
-      list.appendChild(row);
+      list.appendChild(moveRow(m, k));
     });
     addIncidents(D.moves.length);
     list.addEventListener("click", function (e) {
@@ -407,6 +420,79 @@
     e.preventDefault();
   });
 
+  // ------------------------------------------------------------------------------ live
+
+  /* A running match on the arena's website: D.live names its Server-Sent Events stream, which sends,
+   * for each transcript line after the D.live.from first, what the line adds to the data. The frames
+   * are made by the server (arena/replay/frames.py LiveReplay, the same code as for a whole
+   * transcript); this only appends them, as apply_update there does. The viewer follows the newest
+   * position unless a person has stepped back, and shows the result when the footer comes. */
+  function setLive(state, text) {
+    var badge = byId("live-status");
+    if (!badge) return;
+    badge.setAttribute("data-state", state);
+    badge.textContent = text;
+  }
+
+  function applyUpdate(u) {
+    if (u.frame) {
+      FRAMES.push(applyPatch(clone(FRAMES[LAST]), u.frame));
+      D.moves.push(u.move);
+      LAST = FRAMES.length - 1;
+      R.LAST = LAST;
+      slider.max = String(LAST);
+      byId("moves").appendChild(moveRow(u.move, LAST - 1));
+    }
+    if (u.incident) {
+      var x = u.incident;
+      D.incidents.push(x);
+      if (x.kind === "forfeit") {
+        FORFEITED[x.seat] = x.ply;
+        var li = document.querySelector('#seats li[data-seat="' + x.seat + '"]');
+        if (li) li.classList.add("forfeited");
+      }
+      byId("moves").appendChild(incidentRow(x));
+    }
+    if (u.footer) {
+      FOOTER = D.footer = R.FOOTER = u.footer;
+      if (u.verified) D.verified = u.verified;
+      Object.keys(u.extra || {}).forEach(function (k) { D[k] = u.extra[k]; });
+    }
+    if (u.replay_error) {
+      D.replay_error = u.replay_error;
+      var banner = byId("replay-error");
+      banner.textContent = "The replay stops early: " + D.replay_error;
+      banner.hidden = false;
+    }
+  }
+
+  function follow() {
+    var seen = D.live.from;
+    var stream = new EventSource(D.live.url + "?from=" + encodeURIComponent(String(seen)));
+    setLive("live", "\u25cf live");
+    stream.onmessage = function (e) {
+      var m = JSON.parse(e.data);
+      if (m.n <= seen) return;
+      seen = m.n;
+      var atEnd = current === LAST;
+      applyUpdate(m.update || {});
+      clear(byId("result"));
+      drawFooter();
+      go(atEnd ? LAST : current);
+      setLive("live", "\u25cf live");
+      document.body.setAttribute("data-lines", String(seen));
+    };
+    stream.addEventListener("end", function () {
+      stream.close();
+      setLive("ended", FOOTER ? "finished" : "ended");
+      document.body.setAttribute("data-live", "ended");
+    });
+    stream.onerror = function () {  // the browser reconnects by itself, from the last line it has
+      if (stream.readyState !== EventSource.CLOSED) setLive("reconnecting", "reconnecting\u2026");
+    };
+    document.body.setAttribute("data-live", "following");
+  }
+
   // ------------------------------------------------------------------------------ start
 
   drawHeader();
@@ -419,11 +505,12 @@
     banner.hidden = false;
   }
   var wanted = /^#(\d+)$/.exec(location.hash);
-  go(wanted ? Number(wanted[1]) : 0);
+  go(wanted ? Number(wanted[1]) : D.live && !FOOTER ? LAST : 0);  // live: the newest position
   window.addEventListener("hashchange", function () {
     var asked = /^#(\d+)$/.exec(location.hash);
     if (asked && Number(asked[1]) !== current) { stop(); go(Number(asked[1])); }
   });
+  if (D.live && !FOOTER) follow();
   window.__replay = { go: go, frames: FRAMES.length, plies: LAST, current: function () { return current; } };
   window.__replayReadyMs = performance.now();
   document.body.setAttribute("data-ready", "true");

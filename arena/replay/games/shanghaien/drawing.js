@@ -5,7 +5,7 @@
 window.__replayDrawing = function (R) {
   "use strict";
 
-  var D = R.D, FRAMES = R.FRAMES, LAST = R.LAST;
+  var D = R.D, FRAMES = R.FRAMES;  // R.LAST grows while a live match is watched
   var h = R.h, s = R.s, put = R.put, clear = R.clear, byId = R.byId, plural = R.plural, textOn = R.textOn, darker = R.darker;
   var seatColour = R.seatColour, seatName = R.seatName, chip = R.chip, seatTag = R.seatTag, nameCell = R.nameCell, who = R.who;
 
@@ -72,7 +72,7 @@ window.__replayDrawing = function (R) {
       }
       tavern.appendChild(cardBox(pos, t, undefined));
     }
-    var crews = k === LAST && D.scoring ? scoreSheet(v)
+    var crews = k === R.LAST && D.scoring ? scoreSheet(v)
       : h("div", { "class": "crews" }, [0, 1].map(function (seat) { return crewPanel(v, seat); }));
     var deckLeft = 0;
     Object.keys(v.deck_left).forEach(function (c) { deckLeft += v.deck_left[c]; });
