@@ -144,11 +144,7 @@ def make_app(config: WebConfig, data: WebData | None = None) -> web.Application:
     app[TEMPLATES] = templates()
     for module in (limits, pages, api, live, owners):
         module.setup(app)
-    # live viewers: arena.web.live's ``viewer_count(app)`` when it has one (the live matches' module owns
-    # the count); until then the gauge stays 0
-    viewer_count = getattr(live, "viewer_count", None)
-    if callable(viewer_count):
-        metrics.WEB_LIVE_VIEWERS.set_function(lambda: float(viewer_count(app)))
+    metrics.WEB_LIVE_VIEWERS.set_function(lambda: float(live.live_viewers()))  # the live module keeps the count
     app.router.add_static("/static/", path=str(_static()), name="static", append_version=True)
 
     async def close(app: web.Application) -> None:
