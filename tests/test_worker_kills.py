@@ -142,8 +142,8 @@ def test_redis_wall_clock_jumping_forward_takes_no_match_from_a_live_worker(tmp_
     looked idle for 60 s at once and was taken over from its live worker (every running match moved)."""
     with redis_with_a_clock(tmp_path / "redis") as (url, clock):
         report = asyncio.run(
-            kill_run(matches=16, kills=2, capacity=3, bot_delay=0.02, seed=9, fault="clock", stop_s=3.0,
-                     clock_file=clock, data_dir=tmp_path, redis_url=url, timeout_s=300)
+            kill_run(matches=24, kills=2, kill_every=(0.5, 1.0), capacity=3, bot_delay=0.02, seed=9, fault="clock",
+                     stop_s=2.0, clock_file=clock, data_dir=tmp_path, redis_url=url, timeout_s=300)
         )  # fmt: skip
     print(report.summary())
     assert len(report.kills) == 2 and report.kills[0].matches, report.summary()
