@@ -26,11 +26,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import redis
-
 from arena import keys
 from arena.local.arena import LocalArena, WorkerProcess, arena_command
 from arena.local.ladder_runner import LadderRunner
+from arena.redis_client import connect
 from arena.service.client import ArenaClient
 from referee import transcript as transcripts
 from sdk.bot import Bot, MatchOutcome, Turn
@@ -205,7 +204,7 @@ async def kill_run(
             bots = [
                 start_bot(name, tokens[name], arena.gateway, arena.logs, bot_delay, i) for i, name in enumerate(BOTS)
             ]
-            r: Any = redis.Redis.from_url(arena.redis_url)
+            r: Any = connect(arena.redis_url)
             ladder = LadderRunner(arena.redis_url, schedule=False)  # applies the rated results as they come
             threads = ladder.start()
             try:
