@@ -264,6 +264,18 @@ def replicated(client: Any, write: Any, what: str, *, timeout_ms: int = REPLICAT
     return replies[:queued]
 
 
+def replicated_after(client: Any, server: str, what: str, *, timeout_ms: int = REPLICATION_TIMEOUT_MS) -> None:
+    """``replicated`` for a write already made in a transaction of its own (``MULTI``/``EXEC`` after
+    ``WATCH``), which cannot carry the ``WAIT``: ``server`` is the run id of the server that ran it (an
+    ``INFO server`` queued in the transaction, ``run_id``). NotReplicatedError when the ``WAIT`` meets
+    another server (a failover came between: the write may be gone) or too few replicas."""
+    if required_replicas(client) <= 0:
+        return
+    replies = replicated(client, lambda pipe: pipe.info("server"), what, timeout_ms=timeout_ms)
+    if replies[0].get("run_id") != server:
+        raise NotReplicatedError(f"{what}: the primary changed before its replicas acknowledged it (a failover)")
+
+
 TROUBLE = (redis.RedisError,)
 """What a process of the arena rides out with back-off rather than dying of: Redis away (connection,
 timeout), loading, or refusing writes (OOM at ``maxmemory``, MISCONF when it cannot persist, READONLY on a

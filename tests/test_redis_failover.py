@@ -58,6 +58,21 @@ def test_a_lone_server_needs_no_replica_and_writes_without_wait(redis_url: str) 
     assert "did not replicate" in trouble(e.value) and "0 of the 1 replica" in str(e.value)
 
 
+def test_a_registration_too_few_replicas_hold_is_not_reported_done(redis_url: str) -> None:
+    from arena.ladder.store import Ladder
+    from arena.service.owners import Owners
+    from arena.service.registry import Registry
+    from tests.test_ladder import batch
+
+    r = connect(redis_url, replicas=1)  # no replica will ever acknowledge
+    with pytest.raises(NotReplicatedError, match="registering bot 'b1'"):
+        Registry(r).register("b1", "alice", ["shanghaien"])
+    with pytest.raises(NotReplicatedError, match="creating owner 'carol'"):
+        Owners(r).create("carol")
+    with pytest.raises(NotReplicatedError, match="a ladder batch"):
+        Ladder(r).apply_batch([batch(1, seed=5)[0] | {"end_reason": "completed", "rated": True}])
+
+
 @pytest.fixture(scope="module")
 def sentinels(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SentinelSet]:
     if shutil.which("redis-server") is None:

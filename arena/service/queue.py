@@ -28,6 +28,7 @@ from prometheus_client.registry import Collector
 
 from arena import keys
 from arena.metrics import MATCHES_BY_STATE, QUEUE_DEPTH, REDIS_MAX, REDIS_USED, scrape_failed
+from arena.redis_client import replicated
 from arena.results import StoredResult
 from referee import games
 from referee.games import TimeControl
@@ -347,12 +348,13 @@ class MatchQueue:
         LeaseLostError when another worker holds the match now.
         """
         mid = claim.match_id
-        done = self._complete(
+        done = replicated(self.r, lambda pipe: self._complete(
             keys=[keys.match(mid), keys.queue(claim.priority), keys.results(), keys.transcript(mid), keys.events(mid),
                   keys.matches_finished(), *(keys.bot_running(b) for b in sorted(set(bots)))],
             args=[result.to_json(), f"{time.time():.6f}", keys.CONSUMER_GROUP, claim.entry_id, claim.match_id,
                   transcript, worker, result.result.end_reason.value, EVENTS_TTL_S, result.record_json()],
-        )  # fmt: skip
+            client=pipe,
+        ), f"recording match {mid}'s result")[0]  # fmt: skip
         if done == -1:
             raise LeaseLostError(f"match {claim.match_id} is held by another worker now")
         return bool(done)
