@@ -26,6 +26,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import redis
+
 from arena import keys
 from arena.local.arena import LocalArena, WorkerProcess, arena_command
 from arena.local.ladder_runner import LadderRunner
@@ -80,6 +82,7 @@ class KillReport:
     kills: list[Kill] = field(default_factory=list)
     resumes: dict[str, int] = field(default_factory=dict)  # match id -> times it was resumed
     kill_to_move_s: list[float] = field(default_factory=list)  # per (kill, match): to its next seat ply
+    kill_to_move_by_kill: list[list[float]] = field(default_factory=list)  # the same, one list a kill
     forfeit_lines: dict[str, list[str]] = field(default_factory=dict)  # the lines around each forfeit
     told_wrong: list[str] = field(default_factory=list)  # "bot match": told a result other than the record
     untold: list[str] = field(default_factory=list)  # "bot match": never told the result of a finished match
@@ -92,6 +95,9 @@ class KillReport:
     let_go_s: list[float | None] = field(default_factory=list)
     ladder_games: int = 0  # seat results the ladder applied (2 a finished match)
     ladder_equals_rebuild: bool | None = None  # the ratings applied as results came == a rebuild from them
+    # processes of the arena that exited without being killed by the run: "worker N (deaths)", "bot NAME",
+    # "ladder THREAD"
+    exited: list[str] = field(default_factory=list)
 
     def summary(self) -> str:
         waits = sorted(self.kill_to_move_s)
@@ -104,7 +110,8 @@ class KillReport:
             f"unverified {len(self.unverified)}, bots told a wrong result {len(self.told_wrong)}, "
             f"bots never told {len(self.untold)}, forfeits by workers that lost the match "
             f"{len(self.blind_forfeits)}, ladder games {self.ladder_games} "
-            f"(= rebuild: {self.ladder_equals_rebuild}); kill -> next move: median {median:.2f} s, "
+            f"(= rebuild: {self.ladder_equals_rebuild}), processes exited {len(self.exited)}; "
+            f"kill -> next move: median {median:.2f} s, "
             f"max {max(waits, default=float('nan')):.2f} s over {len(waits)}"
         )
 
@@ -173,8 +180,15 @@ async def kill_run(
     data_dir: Path | None = None,
     redis_url: str | None = None,
     progress: Any = None,
+    sentinels: Any = None,
+    redis_stops: tuple[int, ...] = (),
 ) -> KillReport:
-    """Run ``matches`` Shanghaien matches between two bot processes while killing workers; see the module."""
+    """Run ``matches`` Shanghaien matches between two bot processes while killing workers; see the module.
+
+    ``fault="primary"``: the Redis primary of ``sentinels`` (a ``tests.sentinel.SentinelSet``, whose URL is
+    ``redis_url``) is killed instead, with SIGKILL, or for the faults numbered in ``redis_stops`` (from 0)
+    frozen with SIGSTOP for ``stop_s`` and let go; after each, the killed server comes back as a replica of
+    the new primary and the run waits for the set to settle (two replicas in sync) before the next."""
     rng = random.Random(seed)
     report = KillReport(requested=matches)
     proxies: dict[int, TcpProxy] = {}  # worker slot -> its link to Redis (faults "cut" and "blackhole")
@@ -219,10 +233,16 @@ async def kill_run(
                     mid, _ = await asyncio.to_thread(admin.request_match, "shanghaien", seats, rated=True)
                     ids.append(mid)
                 stop_at = time.monotonic() + timeout_s
-                while len(report.kills) < kills and _unfinished(r, ids) and time.monotonic() < stop_at:
+                while len(report.kills) < kills and _steady(_unfinished, r, ids) and time.monotonic() < stop_at:
                     await asyncio.sleep(rng.uniform(*kill_every))
-                    on = {w: m for w, m in _running_on(r, ids).items() if _worker_of(arena, w) is not None}
+                    running = _steady(_running_on, r, ids)
+                    on = {w: m for w, m in running.items() if _worker_of(arena, w) is not None}
                     if not on:
+                        continue
+                    if fault == "primary":
+                        await _primary_fault(sentinels, len(report.kills) in redis_stops, stop_s, report, on)
+                        if progress is not None:
+                            progress(f"redis fault {len(report.kills)}: {report.kills[-1].worker}")
                         continue
                     again = [w for w, m in on.items() if any(_resumed(r, x) for x in m)]
                     # every other kill, when it can, hits a worker running a match taken over already: matches
@@ -252,8 +272,9 @@ async def kill_run(
                         arena.start_worker()
                     if progress is not None:
                         progress(f"kill {len(report.kills)}: {worker_id} with {len(on[worker_id])} matches")
-                while _unfinished(r, ids) and time.monotonic() < stop_at:
+                while _steady(_unfinished, r, ids) and time.monotonic() < stop_at:
                     await asyncio.sleep(0.2)
+                _exited(arena, bots, threads, 0 if fault == "primary" else len(report.kills), report)
                 _read_back(r, ids, report, folder)
                 _read_worker_logs(arena.logs, report)
                 _read_let_go(arena.logs, report)
@@ -281,6 +302,51 @@ async def kill_run(
                 r.close()
                 admin.close()
     return report
+
+
+def _steady(read: Any, *args: Any, timeout: float = 60.0) -> Any:
+    """``read(*args)``, again while Redis is in trouble (a failover under way)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            return read(*args)
+        except redis.RedisError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
+
+
+async def _primary_fault(sentinels: Any, freeze: bool, stop_s: float, report: KillReport,
+                         on: dict[str, list[str]]) -> None:  # fmt: skip
+    """Kill (or freeze for ``stop_s``) the Redis primary; bring it back as a replica; wait for the set to settle."""
+    running = [m for ms in on.values() for m in ms]
+    if freeze:
+        node = await asyncio.to_thread(sentinels.stop_primary)
+        report.kills.append(Kill(time.time(), f"redis:{node.port} SIGSTOP", running))
+        await asyncio.sleep(stop_s)
+        sentinels.cont(node)
+    else:
+        node = await asyncio.to_thread(sentinels.kill_primary)
+        report.kills.append(Kill(time.time(), f"redis:{node.port} SIGKILL", running))
+        await asyncio.to_thread(sentinels.restart, node)
+    await asyncio.to_thread(sentinels.wait_settled, 60.0)
+
+
+def _exited(arena: LocalArena, bots: list[subprocess.Popen[bytes]], threads: list[Any], killed: int,
+            report: KillReport) -> None:  # fmt: skip
+    """Processes of the arena that exited by themselves: workers beyond the ``killed`` ones (their deaths,
+    seen by LocalArena's supervisor, or dead now), bots, the ladder's threads."""
+    deaths = len(arena._handled) + sum(
+        1 for w in arena.workers if w.process.poll() is not None and w.process.pid not in arena._handled
+    )
+    if deaths > killed:
+        report.exited.append(f"workers: {deaths - killed} exited")
+    for name, b in zip(BOTS, bots, strict=True):
+        if b.poll() is not None:
+            report.exited.append(f"bot {name} (exit {b.returncode})")
+    for t in threads:
+        if not t.is_alive():
+            report.exited.append(f"ladder {t.name}")
 
 
 def _read_back(r: Any, ids: list[str], report: KillReport, folder: Path) -> None:
@@ -318,10 +384,12 @@ def _read_back(r: Any, ids: list[str], report: KillReport, folder: Path) -> None
             first = forfeits[0]
             report.forfeit_lines[mid] = lines[max(0, first - 4) : first + 1]
     for kill in report.kills:
+        report.kill_to_move_by_kill.append([])
         for mid in kill.matches:
             moved = _next_seat_ply(r, mid, kill.at, lines_of=report)
             if moved is not None:
                 report.kill_to_move_s.append(moved - kill.at)
+                report.kill_to_move_by_kill[-1].append(moved - kill.at)
 
 
 def _read_worker_logs(logs: Path, report: KillReport) -> None:
