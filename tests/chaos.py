@@ -98,6 +98,12 @@ class KillReport:
     # processes of the arena that exited without being killed by the run: "worker N (deaths)", "bot NAME",
     # "ladder THREAD"
     exited: list[str] = field(default_factory=list)
+    # with ``churn``: bots and owners registered, tokens rotated, as the gateway reported them done, and those
+    # whose reported token does not authenticate at the end (lost)
+    churn_done: int = 0
+    churn_refused: int = 0  # calls that failed (UNAVAILABLE during a failover): not done, not counted
+    churn_lost: list[str] = field(default_factory=list)
+    woken_roles: list[str] = field(default_factory=list)  # a frozen primary's role once let go and settled
 
     def summary(self) -> str:
         waits = sorted(self.kill_to_move_s)
@@ -110,7 +116,9 @@ class KillReport:
             f"unverified {len(self.unverified)}, bots told a wrong result {len(self.told_wrong)}, "
             f"bots never told {len(self.untold)}, forfeits by workers that lost the match "
             f"{len(self.blind_forfeits)}, ladder games {self.ladder_games} "
-            f"(= rebuild: {self.ladder_equals_rebuild}), processes exited {len(self.exited)}; "
+            f"(= rebuild: {self.ladder_equals_rebuild}), processes exited {len(self.exited)}, "
+            f"registrations/rotations done {self.churn_done} (refused {self.churn_refused}), lost "
+            f"{len(self.churn_lost)}; "
             f"kill -> next move: median {median:.2f} s, "
             f"max {max(waits, default=float('nan')):.2f} s over {len(waits)}"
         )
@@ -182,13 +190,17 @@ async def kill_run(
     progress: Any = None,
     sentinels: Any = None,
     redis_stops: tuple[int, ...] = (),
+    churn: bool = False,
 ) -> KillReport:
     """Run ``matches`` Shanghaien matches between two bot processes while killing workers; see the module.
 
     ``fault="primary"``: the Redis primary of ``sentinels`` (a ``tests.sentinel.SentinelSet``, whose URL is
     ``redis_url``) is killed instead, with SIGKILL, or for the faults numbered in ``redis_stops`` (from 0)
     frozen with SIGSTOP for ``stop_s`` and let go; after each, the killed server comes back as a replica of
-    the new primary and the run waits for the set to settle (two replicas in sync) before the next."""
+    the new primary and the run waits for the set to settle (two replicas in sync) before the next.
+
+    ``churn``: meanwhile bots and owners are registered and their tokens rotated through the gateway, and at
+    the end every token the gateway reported must authenticate (``report.churn_lost`` otherwise)."""
     rng = random.Random(seed)
     report = KillReport(requested=matches)
     proxies: dict[int, TcpProxy] = {}  # worker slot -> its link to Redis (faults "cut" and "blackhole")
@@ -233,6 +245,7 @@ async def kill_run(
                     mid, _ = await asyncio.to_thread(admin.request_match, "shanghaien", seats, rated=True)
                     ids.append(mid)
                 stop_at = time.monotonic() + timeout_s
+                churning = asyncio.create_task(_churn(admin, report, rng.random())) if churn else None
                 while len(report.kills) < kills and _steady(_unfinished, r, ids) and time.monotonic() < stop_at:
                     await asyncio.sleep(rng.uniform(*kill_every))
                     running = _steady(_running_on, r, ids)
@@ -274,6 +287,9 @@ async def kill_run(
                         progress(f"kill {len(report.kills)}: {worker_id} with {len(on[worker_id])} matches")
                 while _steady(_unfinished, r, ids) and time.monotonic() < stop_at:
                     await asyncio.sleep(0.2)
+                if churning is not None:
+                    tokens_done = await _stop(churning)
+                    _check_churn(r, tokens_done, report)
                 _exited(arena, bots, threads, 0 if fault == "primary" else len(report.kills), report)
                 _read_back(r, ids, report, folder)
                 _read_worker_logs(arena.logs, report)
@@ -304,6 +320,52 @@ async def kill_run(
     return report
 
 
+async def _churn(admin: ArenaClient, report: KillReport, salt: float) -> dict[tuple[str, str], str]:
+    """Register a bot and an owner, rotate a token of each, again and again; (kind, name) -> its token as
+    the last call reported done. A name whose call failed is dropped: it may or may not have happened."""
+    done: dict[tuple[str, str], str] = {}
+    tag = f"{int(salt * 1e6):06d}"
+    i = 0
+    try:
+        while True:
+            i += 1
+            calls: list[tuple[tuple[str, str], Any]] = [
+                (("bot", f"churn-{tag}-{i}"), lambda n: admin.register_bot(n, "chaos", ["shanghaien"], 1)[1]),
+                (("owner", f"owner-{tag}-{i}"), lambda n: admin.create_owner(n)[1]),
+            ]
+            for kind in ("bot", "owner"):
+                older = [k for k in done if k[0] == kind]
+                if older:
+                    rotate = admin.rotate_token if kind == "bot" else admin.rotate_owner_token
+                    calls.append((older[i % len(older)], rotate))
+            for key, call in calls:
+                try:
+                    done[key] = await asyncio.to_thread(call, key[1])
+                    report.churn_done += 1
+                except Exception:  # UNAVAILABLE (Redis in trouble), or a retry of a registration that was done
+                    report.churn_refused += 1
+                    done.pop(key, None)
+            await asyncio.sleep(0.2)
+    except asyncio.CancelledError:
+        return done
+
+
+async def _stop(task: asyncio.Task[dict[tuple[str, str], str]]) -> dict[tuple[str, str], str]:
+    task.cancel()
+    return await task
+
+
+def _check_churn(r: Any, done: dict[tuple[str, str], str], report: KillReport) -> None:
+    from arena.service.owners import Owners
+    from arena.service.registry import Registry
+
+    bots, owners = Registry(r), Owners(r)
+    for (kind, name), token in done.items():
+        who = _steady(bots.authenticate if kind == "bot" else owners.authenticate, token)
+        if who is None or who.name != name:
+            report.churn_lost.append(f"{kind} {name}")
+
+
 def _steady(read: Any, *args: Any, timeout: float = 60.0) -> Any:
     """``read(*args)``, again while Redis is in trouble (a failover under way)."""
     deadline = time.monotonic() + timeout
@@ -325,6 +387,8 @@ async def _primary_fault(sentinels: Any, freeze: bool, stop_s: float, report: Ki
         report.kills.append(Kill(time.time(), f"redis:{node.port} SIGSTOP", running))
         await asyncio.sleep(stop_s)
         sentinels.cont(node)
+        await asyncio.to_thread(sentinels.wait_settled, 60.0)
+        report.woken_roles.append(await asyncio.to_thread(sentinels.role, node))
     else:
         node = await asyncio.to_thread(sentinels.kill_primary)
         report.kills.append(Kill(time.time(), f"redis:{node.port} SIGKILL", running))

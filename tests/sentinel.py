@@ -169,6 +169,11 @@ class SentinelSet:
         node.process.send_signal(signal.SIGSTOP)
         return node
 
+    def role(self, node: Node) -> str:
+        """``master`` or ``slave``, as the server itself says."""
+        with redis.Redis(port=node.port, socket_timeout=2, socket_connect_timeout=2) as r:
+            return str(r.info("replication")["role"])
+
     def cont(self, node: Node) -> None:
         assert node.process is not None
         node.process.send_signal(signal.SIGCONT)

@@ -152,11 +152,12 @@ def test_a_ladder_run_through_two_primary_kills_loses_nothing(tmp_path: Path) ->
     """The chaos harness's ladder run (``tests/chaos.py``: workers, two ``arena bot run`` processes through
     the gateway, the ladder applying results as they come) on a Sentinel-managed Redis whose primary is
     SIGKILLed twice mid-run (and comes back as a replica): every match finishes once, is rated once, its
-    transcript verifies, the ladder equals its rebuild and no process of the arena exits."""
+    transcript verifies, the ladder equals its rebuild and no process of the arena exits; bots and owners
+    registered and tokens rotated meanwhile through the gateway all hold when the gateway said done."""
     with SentinelSet(tmp_path / "redis") as sentinels:
         report = asyncio.run(
             kill_run(matches=30, kills=2, kill_every=(3.0, 4.0), workers=2, capacity=4, bot_delay=0.02, seed=11,
-                     fault="primary", sentinels=sentinels, redis_url=sentinels.url, data_dir=tmp_path,
+                     fault="primary", sentinels=sentinels, redis_url=sentinels.url, data_dir=tmp_path, churn=True,
                      timeout_s=240)
         )  # fmt: skip
     print(report.summary())
@@ -168,4 +169,5 @@ def test_a_ladder_run_through_two_primary_kills_loses_nothing(tmp_path: Path) ->
     assert report.unverified == {}, report.summary()
     assert report.told_wrong == [] and report.untold == [], report.summary()
     assert report.exited == [] and report.stuck_bots == [], (report.summary(), report.exited)
+    assert report.churn_done > 0 and report.churn_lost == [], (report.summary(), report.churn_lost)
     assert report.ladder_games == 2 * report.finished and report.ladder_equals_rebuild, report.summary()
