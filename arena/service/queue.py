@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Final
@@ -98,12 +98,15 @@ local p = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[2], ARGV[2], 1)
 if #p == 0 or p[1][2] ~= ARGV[3] then return -1 end
 """
 
-# KEYS: queue, events; ARGV: group, entry id, worker, lines...
+# KEYS: queue, events; ARGV: group, entry id, worker, lines the log holds before these (-1: unchecked), lines...
+# The length check refuses (-2) lines that would not follow the log's last: lines acknowledged by a primary
+# that died before its replicas had them (a gap after a failover), or a retried batch that went in already.
 _APPEND = (
     _HOLDS
     + """
-for i = 4, #ARGV do redis.call('XADD', KEYS[2], '*', 'line', ARGV[i]) end
-return #ARGV - 3
+if tonumber(ARGV[4]) >= 0 and redis.call('XLEN', KEYS[2]) ~= tonumber(ARGV[4]) then return -2 end
+for i = 5, #ARGV do redis.call('XADD', KEYS[2], '*', 'line', ARGV[i]) end
+return #ARGV - 4
 """
 )
 
@@ -265,16 +268,22 @@ class MatchQueue:
         seed = self.r.get(keys.match_seed(match_id))
         return Claim(match_id, priority, entry_id, QueuedMatch.from_json(spec), "" if seed is None else keys.text(seed))
 
-    def append_events(self, worker: str, batches: list[tuple[Claim, list[str]]]) -> set[str]:
+    def append_events(
+        self, worker: str, batches: list[tuple[Claim, list[str]]], logged: Mapping[str, int] | None = None
+    ) -> set[str]:
         """Append each claim's transcript lines to its match's event log, in one round trip, each only
         while ``worker`` still holds the claim's lease (fencing: a worker that lost a match, paused or cut
-        off, can never fork its log). Returns the match ids whose lines were refused so."""
+        off, can never fork its log) and, for a match in ``logged`` (match id -> the lines its log holds
+        before these), only right after them: a log that lost its last lines in a Redis failover, or
+        holds a retried batch already, is never appended to with a gap or twice. Returns the match ids
+        whose lines were refused so; their worker lets them go, and the takeover replays from the log."""
         pipe = self.r.pipeline(transaction=False)
         for claim, lines in batches:
+            before = (logged or {}).get(claim.match_id, -1)
             self._append(keys=[keys.queue(claim.priority), keys.events(claim.match_id)],
-                         args=[keys.CONSUMER_GROUP, claim.entry_id, worker, *lines], client=pipe)  # fmt: skip
+                         args=[keys.CONSUMER_GROUP, claim.entry_id, worker, before, *lines], client=pipe)  # fmt: skip
         replies = pipe.execute()
-        return {claim.match_id for (claim, _), n in zip(batches, replies, strict=True) if n == -1}
+        return {claim.match_id for (claim, _), n in zip(batches, replies, strict=True) if n in (-1, -2)}
 
     def announce(self, worker: str, claim: Claim, address: str, bots: tuple[str, ...], game_id: str,
                  maxlen: int) -> None:  # fmt: skip

@@ -92,6 +92,7 @@ class Worker:
         self.running: dict[str, asyncio.Task[None]] = {}
         self.claims: dict[str, Claim] = {}  # the lease each running match's writes are fenced by
         self.lost: set[str] = set()
+        self.logged: dict[str, int] = {}  # match id -> lines its event log holds (from this worker and before)
         self.log = log.bind(worker=self.worker_id)
         self.address = ""
         self._stopping = False
@@ -237,6 +238,7 @@ class Worker:
         self.running.pop(match_id, None)
         self.claims.pop(match_id, None)
         self.lost.discard(match_id)
+        self.logged.pop(match_id, None)
         self.event_log.refused.discard(match_id)
         metrics.MATCHES_RUNNING.set(len(self.running))
 
@@ -269,7 +271,11 @@ class Worker:
         for match_id, line in items:
             claim = self.claims[match_id]
             batches.setdefault(match_id, (claim, []))[1].append(line)
-        return self.queue.append_events(self.worker_id, list(batches.values()))
+        refused = self.queue.append_events(self.worker_id, list(batches.values()), self.logged)
+        for match_id, (_, lines) in batches.items():
+            if match_id not in refused and match_id in self.logged:
+                self.logged[match_id] += len(lines)
+        return refused
 
     def _lose(self, match_id: str, why: str) -> None:
         """Another worker holds the match now: stop refereeing it here at once (its bots' streams are
@@ -290,6 +296,7 @@ class Worker:
             spec = await self._redis("spec", self._spec, claim)
             log_entries: list[tuple[str, str]] = await self._redis("events", self.store.events, mid)
             lines = [line for _, line in log_entries]
+            self.logged[mid] = len(lines)  # the next append must follow them (``MatchQueue.append_events``)
             if lines and transcript.is_footer(lines[-1]):
                 # The last worker finished the match but died before recording it (or before telling it).
                 await self._finish_recorded(claim, spec, lines, mlog)
