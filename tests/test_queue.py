@@ -206,6 +206,7 @@ def test_event_lines_follow_the_log_or_are_refused(redis_url: str) -> None:
     assert q.append_events("w1", [(claim, ["c"])], {"m1": 2}) == {"m1"}  # the retry of a batch that went in
     assert q.append_events("w1", [(claim, ["e"])], {"m1": 4}) == {"m1"}  # a gap: line 4 was lost
     assert q.append_events("w1", [(claim, ["d"])]) == set()  # unchecked, as before
-    lines = [f[b"line"] for _, f in q.r.xrange(keys.events("m1"))]
+    entries: Any = q.r.xrange(keys.events("m1"))
+    lines = [f[b"line"] for _, f in entries]
     assert lines == [b"a", b"b", b"c", b"d"]
     assert q.append_events("w2", [(claim, ["x"])], {"m1": 4}) == {"m1"}  # not the lease holder

@@ -269,7 +269,9 @@ class Worker:
         whose lease is no longer ours (their lines were refused)."""
         batches: dict[str, tuple[Claim, list[str]]] = {}
         for match_id, line in items:
-            claim = self.claims[match_id]
+            claim = self.claims.get(match_id)
+            if claim is None:  # a match let go meanwhile (lost, with lines still pending): not ours to write
+                continue
             batches.setdefault(match_id, (claim, []))[1].append(line)
         refused = self.queue.append_events(self.worker_id, list(batches.values()), self.logged)
         for match_id, (_, lines) in batches.items():
@@ -323,6 +325,10 @@ class Worker:
             await self._record_and_tell(claim, StoredResult.of(outcome, spec.rated), match.lines, spec, mlog)
         except Exception:
             mlog.exception("match failed on this worker; its lease will run out and another worker resumes it")
+            # not held here any more: a later takeover (this worker's too) starts it afresh from its log, and
+            # its bots' streams follow it there (before, the match stayed in the referee and every takeover
+            # by this worker failed with MatchExistsError: a match stuck for good, seen in a failover run)
+            self.referee.abandon(mid, MOVED)
             raise
 
     async def _finish_recorded(self, claim: Claim, spec: MatchSpec, lines: list[str], mlog: Any) -> None:
