@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Final
@@ -305,14 +305,17 @@ class MatchQueue:
         """Keep the lease: resets the entry's idle time. False if another worker took it over (or it is done)."""
         return bool(self._renew(keys=[keys.queue(claim.priority)], args=[keys.CONSUMER_GROUP, claim.entry_id, worker]))
 
-    def reclaim(self, worker: str, count: int = 100) -> list[Claim]:
+    def reclaim(self, worker: str, count: int = 100, mine: Collection[str] = ()) -> list[Claim]:
         """Take over entries whose lease ran out (their worker died or stalled), at most ``count``.
 
         An entry's lease has run out when this process, calling here again and again, has seen it held by
         the same worker at the same renewal count for a whole lease by its own monotonic clock. Redis's
         idle times are not used: they follow Redis's wall clock, and a jump of it would expire every live
         lease at once (or, backwards, keep a dead worker's for as long as it jumped). A process that has
-        just started watches for a lease before it takes anything over."""
+        just started watches for a lease before it takes anything over. ``mine``: entry ids ``worker`` runs
+        the matches of now, never taken over (by itself) however long their lease went unrenewed (Redis away
+        in a failover): a second run of a match this process still runs, whose takeover also marked the
+        match running again after its result was recorded, left it unfinished for good."""
         now = time.monotonic()
         out: list[Claim] = []
         seen: set[tuple[str, str]] = set()
@@ -324,6 +327,8 @@ class MatchQueue:
                 entry_id, holder = keys.text(e["message_id"]), keys.text(e["consumer"])
                 key, mark = (stream, entry_id), (holder, int(e["times_delivered"]))
                 seen.add(key)
+                if holder == worker and entry_id in mine:
+                    continue
                 watched = self._watched.get(key)
                 if watched is None or watched[0] != mark:
                     self._watched[key] = (mark, now)

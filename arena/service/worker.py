@@ -37,7 +37,7 @@ from arena.service.queue import Claim, LeaseLostError, MatchQueue
 from arena.service.registry import Registry
 from referee import transcript
 from referee.chance import new_seed
-from referee.host import MOVED, Referee
+from referee.host import MOVED, MatchExistsError, Referee
 from referee.match import Match
 from referee.server import start_server
 from referee.spec import MatchSpec, SeatSpec
@@ -170,7 +170,8 @@ class Worker:
             room = TAKEOVER_ROOM * self.capacity - len(self.running)
             if room > 0 and time.monotonic() - last_reclaim >= RECLAIM_EVERY_S:
                 last_reclaim = time.monotonic()
-                for orphan in await self._redis("reclaim", self.queue.reclaim, self.worker_id, room):
+                mine = frozenset(c.entry_id for c in self.claims.values())  # running here: not orphans
+                for orphan in await self._redis("reclaim", self.queue.reclaim, self.worker_id, room, mine):
                     if orphan.match_id in self.running:
                         continue  # our own lease lapsed while Redis was away; it is ours again
                     self._launch(orphan, "taken over")
@@ -323,6 +324,9 @@ class Worker:
                 logger.cancel()
             metrics.MATCHES_FINISHED.labels(outcome.end_reason.value).inc()
             await self._record_and_tell(claim, StoredResult.of(outcome, spec.rated), match.lines, spec, mlog)
+        except MatchExistsError:  # the referee runs it still, from an earlier claim: leave that one be
+            mlog.exception("match taken over while this worker's referee still holds it")
+            raise
         except Exception:
             mlog.exception("match failed on this worker; its lease will run out and another worker resumes it")
             # not held here any more: a later takeover (this worker's too) starts it afresh from its log, and
