@@ -40,7 +40,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColum
 from rich.table import Table
 from rich.text import Text
 
-from arena import config
+from arena import config, redis_client
 from referee.games import TimeControl
 from referee.wire.tls import ClientTls, ServerTls, TlsConfigError, client_tls, is_loopback, server_tls, tls_advice
 
@@ -106,9 +106,11 @@ def settings(args: argparse.Namespace) -> config.Settings:
     except ValueError as e:  # not TOML, or unknown settings (the message names the file)
         raise CliError(f"config file {path}: {e}" if str(path) not in str(e) else str(e), 2) from None
     try:
-        return config.Settings.resolve(vars(args), file_values)
+        resolved = config.Settings.resolve(vars(args), file_values)
+        redis_client.set_replicas(resolved.redis_replicas)  # every Redis client of this process obeys it
     except ValueError as e:
         raise CliError(f"settings: {e}", 2) from None
+    return resolved
 
 
 def int_type(minimum: int, maximum: int | None = None) -> Callable[[str], int]:
@@ -209,6 +211,8 @@ def add_settings(p: argparse.ArgumentParser, *names: str, prints_result: bool = 
     p.add_argument("--config", help="TOML settings file (default $ARENA_CONFIG or ~/.config/arena/config.toml)")
     if "gateway" in names:  # every command that dials the gateway can verify it
         names = (*names, "tls", "tls_ca", "tls_server_name")
+    if "redis_url" in names:  # every command that writes to Redis says how many replicas must hold a write
+        names = (*names, "redis_replicas")
     for name in dict.fromkeys(names):
         s = config.SETTINGS[name]
         flag = "--" + ("redis" if name == "redis_url" else name.replace("_", "-"))
