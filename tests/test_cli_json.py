@@ -33,7 +33,7 @@ from tests.helpers import arena
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data" / "transcripts"
 DEAD = "127.0.0.1:1"
-SERVICES = {"serve", "gateway", "worker", "ladder run", "referee serve"}
+SERVICES = {"serve", "gateway", "worker", "web", "ladder run", "referee serve"}
 """The commands that print no result (they log JSON lines) and so take no ``--json``."""
 
 BOT_FIELDS = {f.name for f in arena_pb2.BotRecord.DESCRIPTOR.fields}
@@ -215,7 +215,8 @@ def test_local_json(tmp_path: Path) -> None:
     doc = strict(done.stdout)
     password = urlsplit((tmp_path / "a" / "redis-url").read_text().strip()).password
     assert password and password not in done.stderr and ":***@" in done.stderr  # Redis's password is never shown
-    assert set(doc) == {"data", "matches", "verified", "transcripts", "problems", "ladders"}
+    assert set(doc) == {"data", "matches", "verified", "transcripts", "problems", "ladders", "web"}
+    assert doc["web"].startswith("http://127.0.0.1:")  # the website it ran, at 8080 or a free port
     assert doc["matches"] == doc["verified"] >= 2 and doc["problems"] == []
     (ladder,) = doc["ladders"]
     assert ladder["game_id"] == "shanghaien" and ladder["replay"] is None and Path(ladder["chart"]).exists()
