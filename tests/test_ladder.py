@@ -199,6 +199,7 @@ def test_cli_show_history_h2h_read_the_gateway_and_rebuild_works_on_redis(
     from arena.cli.main import main
     from arena.ladder.service import host_ladder
     from arena.service.gateway import start_gateway
+    from referee.logs import configure
 
     r = client(redis_url)
     for res in batch(80, seed=7):
@@ -213,6 +214,7 @@ def test_cli_show_history_h2h_read_the_gateway_and_rebuild_works_on_redis(
                  "provisional": s.row.provisional} for s in ladder.leaderboard(game_id)]  # fmt: skip
 
     async def run() -> None:
+        configure(json=True, level="INFO")  # the gateway's log to stderr, whenever it comes: stdout is the CLI's
         server, port, servicer = await start_gateway(redis_url, "127.0.0.1:0", host_ladder)
         gateway = f"127.0.0.1:{port}"
         capsys.readouterr()  # the gateway's own log
