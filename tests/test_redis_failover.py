@@ -75,7 +75,7 @@ def test_a_registration_too_few_replicas_hold_is_not_reported_done(redis_url: st
     from arena.ladder.store import Ladder
     from arena.service.owners import Owners
     from arena.service.registry import Registry
-    from tests.test_ladder import batch
+    from tests.ladder_results import batch
 
     r = connect(redis_url, replicas=1)  # no replica will ever acknowledge
     with pytest.raises(NotReplicatedError, match="registering bot 'b1'"):
