@@ -83,6 +83,14 @@ def arena_families(samples: Samples) -> set[str]:
     return {name for name in samples if name.startswith("arena_")}
 
 
+def _accepts(port: int) -> bool:
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=1).close()
+        return True
+    except OSError:
+        return False
+
+
 def wait_until(check: Callable[[], Any], timeout: float, what: str) -> Any:
     deadline = time.monotonic() + timeout
     last: Any = None
@@ -297,6 +305,8 @@ def test_queue_depth_moves_and_a_redis_loss_does_not_break_metrics(
                            "--metrics-port", str(ld_m), log=tmp_path / "ladder.log"))  # fmt: skip
         for port in (gw_m, ld_m):
             wait_until(healthy(port), 60, f"/healthz on {port}")
+        gw_port = int(gateway.rpartition(":")[2])  # /healthz answers before the gateway's gRPC port listens
+        wait_until(lambda: _accepts(gw_port), 60, f"the gateway on {gateway}")
         ladder = scrape(ld_m)
         assert arena_families(ladder) == metrics.family_names(metrics.LADDER)
         assert arena_families(scrape(gw_m)) == metrics.family_names(metrics.GATEWAY)
