@@ -40,7 +40,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColum
 from rich.table import Table
 from rich.text import Text
 
-from arena import config, redis_client
+from arena import config
 from referee.games import TimeControl
 from referee.wire.tls import ClientTls, ServerTls, TlsConfigError, client_tls, is_loopback, server_tls, tls_advice
 
@@ -95,6 +95,16 @@ def progress(**kwargs: Any) -> Progress:
     return Progress(*PROGRESS, **kwargs)
 
 
+def _set_replicas(value: object) -> None:
+    """Every Redis client of this process obeys ``redis_replicas``; a bot author's install, without the
+    server extra, has no Redis client to set (and must not import redis: tests/test_lean_install.py)."""
+    try:
+        from arena import redis_client
+    except ImportError:
+        return
+    redis_client.set_replicas(value)
+
+
 def settings(args: argparse.Namespace) -> config.Settings:
     """Every setting resolved for this command (flag > environment > config file > default); CliError
     (exit 2) for a config file that cannot be read or holds something wrong, or a bad environment value."""
@@ -107,7 +117,7 @@ def settings(args: argparse.Namespace) -> config.Settings:
         raise CliError(f"config file {path}: {e}" if str(path) not in str(e) else str(e), 2) from None
     try:
         resolved = config.Settings.resolve(vars(args), file_values)
-        redis_client.set_replicas(resolved.redis_replicas)  # every Redis client of this process obeys it
+        _set_replicas(resolved.redis_replicas)
     except ValueError as e:
         raise CliError(f"settings: {e}", 2) from None
     return resolved
