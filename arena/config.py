@@ -31,6 +31,10 @@ SETTINGS: Final = {
     s.name: s
     for s in (
         Setting("redis_url", "ARENA_REDIS_URL", "redis://127.0.0.1:6379/0", "Redis, the arena's system of record"),
+        Setting("redis_replicas", "ARENA_REDIS_REPLICAS", -1,
+                "replicas that must hold a write the arena must not lose (a result, a registration, a token, a "
+                "ladder batch) before it is done (WAIT); -1: 1 behind a Sentinel URL or when the primary has "
+                "replicas, else 0"),
         Setting("gateway", "ARENA_GATEWAY", "127.0.0.1:50051", "the arena's gateway (ArenaService) for clients"),
         Setting("admin_token", "ARENA_ADMIN_TOKEN", "", "the admin token, for admin calls"),
         Setting("token", "ARENA_BOT_TOKEN", "", "a bot's token"),
@@ -74,6 +78,7 @@ class Settings:
     (``tests/test_registry.py`` checks that they agree)."""
 
     redis_url: str
+    redis_replicas: NumberText
     gateway: str
     admin_token: str
     token: str

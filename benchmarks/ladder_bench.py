@@ -38,6 +38,7 @@ from arena import keys
 from arena.ladder.elo import Row
 from arena.ladder.store import Ladder, member
 from arena.local.redisproc import RedisProcess
+from arena.redis_client import connect
 from arena.results import record_json
 from referee.wire.values import MatchStatus
 
@@ -175,7 +176,7 @@ def main() -> int:
     args = parser.parse_args()
     parts = set(args.only.split(","))
     with tempfile.TemporaryDirectory(prefix="ladder-bench-") as tmp, RedisProcess(Path(tmp), appendonly=False) as srv:
-        r = redis.Redis.from_url(srv.url, socket_timeout=None)
+        r = connect(srv.url, timeout_s=3600)  # long rebuilds: no read timeout to speak of
         r.config_set("maxmemory", 0)  # deploy/redis.conf's 1gb (noeviction) is less than 1,000,000 results need
         if "apply" in parts:
             bench_apply(r, args.apply, args.batch, records=not args.old_entries)

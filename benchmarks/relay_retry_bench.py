@@ -22,10 +22,9 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-import redis  # noqa: E402
-
 from arena import keys, metrics  # noqa: E402
 from arena.local.arena import LocalArena  # noqa: E402
+from arena.redis_client import connect  # noqa: E402
 from arena.service.client import ArenaClient  # noqa: E402
 from referee.logs import configure  # noqa: E402
 from tests.chaos import BOTS, start_bot  # noqa: E402
@@ -45,7 +44,7 @@ async def bench(down_s: float, matches: int, log_path: Path) -> dict[str, float]
             for name in BOTS:
                 _, tokens[name] = await asyncio.to_thread(admin.register_bot, name, "bench", ["shanghaien"], 64)
             bots = [start_bot(n, tokens[n], arena.gateway, arena.logs, 0.2, i) for i, n in enumerate(BOTS)]
-            r: Any = redis.Redis.from_url(arena.redis_url)
+            r: Any = connect(arena.redis_url)
             try:
                 while sum(b.online for b in await asyncio.to_thread(admin.list_bots)) < len(BOTS):
                     await asyncio.sleep(0.1)

@@ -31,6 +31,7 @@ import redis
 from arena import keys
 from arena.local.arena import LocalArena, WorkerProcess, arena_command
 from arena.local.ladder_runner import LadderRunner
+from arena.redis_client import connect
 from arena.service.client import ArenaClient
 from referee import transcript as transcripts
 from sdk.bot import Bot, MatchOutcome, Turn
@@ -81,6 +82,7 @@ class KillReport:
     kills: list[Kill] = field(default_factory=list)
     resumes: dict[str, int] = field(default_factory=dict)  # match id -> times it was resumed
     kill_to_move_s: list[float] = field(default_factory=list)  # per (kill, match): to its next seat ply
+    kill_to_move_by_kill: list[list[float]] = field(default_factory=list)  # the same, one list a kill
     forfeit_lines: dict[str, list[str]] = field(default_factory=dict)  # the lines around each forfeit
     told_wrong: list[str] = field(default_factory=list)  # "bot match": told a result other than the record
     untold: list[str] = field(default_factory=list)  # "bot match": never told the result of a finished match
@@ -93,6 +95,15 @@ class KillReport:
     let_go_s: list[float | None] = field(default_factory=list)
     ladder_games: int = 0  # seat results the ladder applied (2 a finished match)
     ladder_equals_rebuild: bool | None = None  # the ratings applied as results came == a rebuild from them
+    # processes of the arena that exited without being killed by the run: "worker N (deaths)", "bot NAME",
+    # "ladder THREAD"
+    exited: list[str] = field(default_factory=list)
+    # with ``churn``: bots and owners registered, tokens rotated, as the gateway reported them done, and those
+    # whose reported token does not authenticate at the end (lost)
+    churn_done: int = 0
+    churn_refused: int = 0  # calls that failed (UNAVAILABLE during a failover): not done, not counted
+    churn_lost: list[str] = field(default_factory=list)
+    woken_roles: list[str] = field(default_factory=list)  # a frozen primary's role once let go and settled
 
     def summary(self) -> str:
         waits = sorted(self.kill_to_move_s)
@@ -105,7 +116,10 @@ class KillReport:
             f"unverified {len(self.unverified)}, bots told a wrong result {len(self.told_wrong)}, "
             f"bots never told {len(self.untold)}, forfeits by workers that lost the match "
             f"{len(self.blind_forfeits)}, ladder games {self.ladder_games} "
-            f"(= rebuild: {self.ladder_equals_rebuild}); kill -> next move: median {median:.2f} s, "
+            f"(= rebuild: {self.ladder_equals_rebuild}), processes exited {len(self.exited)}, "
+            f"registrations/rotations done {self.churn_done} (refused {self.churn_refused}), lost "
+            f"{len(self.churn_lost)}; "
+            f"kill -> next move: median {median:.2f} s, "
             f"max {max(waits, default=float('nan')):.2f} s over {len(waits)}"
         )
 
@@ -174,8 +188,19 @@ async def kill_run(
     data_dir: Path | None = None,
     redis_url: str | None = None,
     progress: Any = None,
+    sentinels: Any = None,
+    redis_stops: tuple[int, ...] = (),
+    churn: bool = False,
 ) -> KillReport:
-    """Run ``matches`` Shanghaien matches between two bot processes while killing workers; see the module."""
+    """Run ``matches`` Shanghaien matches between two bot processes while killing workers; see the module.
+
+    ``fault="primary"``: the Redis primary of ``sentinels`` (a ``tests.sentinel.SentinelSet``, whose URL is
+    ``redis_url``) is killed instead, with SIGKILL, or for the faults numbered in ``redis_stops`` (from 0)
+    frozen with SIGSTOP for ``stop_s`` and let go; after each, the killed server comes back as a replica of
+    the new primary and the run waits for the set to settle (two replicas in sync) before the next.
+
+    ``churn``: meanwhile bots and owners are registered and their tokens rotated through the gateway, and at
+    the end every token the gateway reported must authenticate (``report.churn_lost`` otherwise)."""
     rng = random.Random(seed)
     report = KillReport(requested=matches)
     proxies: dict[int, TcpProxy] = {}  # worker slot -> its link to Redis (faults "cut" and "blackhole")
@@ -205,7 +230,7 @@ async def kill_run(
             bots = [
                 start_bot(name, tokens[name], arena.gateway, arena.logs, bot_delay, i) for i, name in enumerate(BOTS)
             ]
-            r: Any = redis.Redis.from_url(arena.redis_url)
+            r: Any = connect(arena.redis_url)
             ladder = LadderRunner(arena.redis_url, schedule=False)  # applies the rated results as they come
             threads = ladder.start()
             try:
@@ -220,10 +245,17 @@ async def kill_run(
                     mid, _ = await asyncio.to_thread(admin.request_match, "shanghaien", seats, rated=True)
                     ids.append(mid)
                 stop_at = time.monotonic() + timeout_s
-                while len(report.kills) < kills and _unfinished(r, ids) and time.monotonic() < stop_at:
+                churning = asyncio.create_task(_churn(admin, report, rng.random())) if churn else None
+                while len(report.kills) < kills and _steady(_unfinished, r, ids) and time.monotonic() < stop_at:
                     await asyncio.sleep(rng.uniform(*kill_every))
-                    on = {w: m for w, m in _running_on(r, ids).items() if _worker_of(arena, w) is not None}
+                    running = _steady(_running_on, r, ids)
+                    on = {w: m for w, m in running.items() if _worker_of(arena, w) is not None}
                     if not on:
+                        continue
+                    if fault == "primary":
+                        await _primary_fault(sentinels, len(report.kills) in redis_stops, stop_s, report, on)
+                        if progress is not None:
+                            progress(f"redis fault {len(report.kills)}: {report.kills[-1].worker}")
                         continue
                     again = [w for w, m in on.items() if any(_resumed(r, x) for x in m)]
                     # every other kill, when it can, hits a worker running a match taken over already: matches
@@ -253,8 +285,12 @@ async def kill_run(
                         arena.start_worker()
                     if progress is not None:
                         progress(f"kill {len(report.kills)}: {worker_id} with {len(on[worker_id])} matches")
-                while _unfinished(r, ids) and time.monotonic() < stop_at:
+                while _steady(_unfinished, r, ids) and time.monotonic() < stop_at:
                     await asyncio.sleep(0.2)
+                if churning is not None:
+                    tokens_done = await _stop(churning)
+                    _check_churn(r, tokens_done, report)
+                _exited(arena, bots, threads, 0 if fault == "primary" else len(report.kills), report)
                 _read_back(r, ids, report, folder)
                 _read_worker_logs(arena.logs, report)
                 _read_let_go(arena.logs, report)
@@ -282,6 +318,99 @@ async def kill_run(
                 r.close()
                 admin.close()
     return report
+
+
+async def _churn(admin: ArenaClient, report: KillReport, salt: float) -> dict[tuple[str, str], str]:
+    """Register a bot and an owner, rotate a token of each, again and again; (kind, name) -> its token as
+    the last call reported done. A name whose call failed is dropped: it may or may not have happened."""
+    done: dict[tuple[str, str], str] = {}
+    tag = f"{int(salt * 1e6):06d}"
+    i = 0
+    try:
+        while True:
+            i += 1
+            calls: list[tuple[tuple[str, str], Any]] = [
+                (("bot", f"churn-{tag}-{i}"), lambda n: admin.register_bot(n, "chaos", ["shanghaien"], 1)[1]),
+                (("owner", f"owner-{tag}-{i}"), lambda n: admin.create_owner(n)[1]),
+            ]
+            for kind in ("bot", "owner"):
+                older = [k for k in done if k[0] == kind]
+                if older:
+                    rotate = admin.rotate_token if kind == "bot" else admin.rotate_owner_token
+                    calls.append((older[i % len(older)], rotate))
+            for key, call in calls:
+                try:
+                    done[key] = await asyncio.to_thread(call, key[1])
+                    report.churn_done += 1
+                except Exception:  # UNAVAILABLE (Redis in trouble), or a retry of a registration that was done
+                    report.churn_refused += 1
+                    done.pop(key, None)
+            await asyncio.sleep(0.2)
+    except asyncio.CancelledError:
+        return done
+
+
+async def _stop(task: asyncio.Task[dict[tuple[str, str], str]]) -> dict[tuple[str, str], str]:
+    task.cancel()
+    return await task
+
+
+def _check_churn(r: Any, done: dict[tuple[str, str], str], report: KillReport) -> None:
+    from arena.service.owners import Owners
+    from arena.service.registry import Registry
+
+    bots, owners = Registry(r), Owners(r)
+    for (kind, name), token in done.items():
+        who = _steady(bots.authenticate if kind == "bot" else owners.authenticate, token)
+        if who is None or who.name != name:
+            report.churn_lost.append(f"{kind} {name}")
+
+
+def _steady(read: Any, *args: Any, timeout: float = 60.0) -> Any:
+    """``read(*args)``, again while Redis is in trouble (a failover under way)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            return read(*args)
+        except redis.RedisError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
+
+
+async def _primary_fault(sentinels: Any, freeze: bool, stop_s: float, report: KillReport,
+                         on: dict[str, list[str]]) -> None:  # fmt: skip
+    """Kill (or freeze for ``stop_s``) the Redis primary; bring it back as a replica; wait for the set to settle."""
+    running = [m for ms in on.values() for m in ms]
+    if freeze:
+        node = await asyncio.to_thread(sentinels.stop_primary)
+        report.kills.append(Kill(time.time(), f"redis:{node.port} SIGSTOP", running))
+        await asyncio.sleep(stop_s)
+        sentinels.cont(node)
+        await asyncio.to_thread(sentinels.wait_settled, 60.0)
+        report.woken_roles.append(await asyncio.to_thread(sentinels.role, node))
+    else:
+        node = await asyncio.to_thread(sentinels.kill_primary)
+        report.kills.append(Kill(time.time(), f"redis:{node.port} SIGKILL", running))
+        await asyncio.to_thread(sentinels.restart, node)
+    await asyncio.to_thread(sentinels.wait_settled, 60.0)
+
+
+def _exited(arena: LocalArena, bots: list[subprocess.Popen[bytes]], threads: list[Any], killed: int,
+            report: KillReport) -> None:  # fmt: skip
+    """Processes of the arena that exited by themselves: workers beyond the ``killed`` ones (their deaths,
+    seen by LocalArena's supervisor, or dead now), bots, the ladder's threads."""
+    deaths = len(arena._handled) + sum(
+        1 for w in arena.workers if w.process.poll() is not None and w.process.pid not in arena._handled
+    )
+    if deaths > killed:
+        report.exited.append(f"workers: {deaths - killed} exited")
+    for name, b in zip(BOTS, bots, strict=True):
+        if b.poll() is not None:
+            report.exited.append(f"bot {name} (exit {b.returncode})")
+    for t in threads:
+        if not t.is_alive():
+            report.exited.append(f"ladder {t.name}")
 
 
 def _read_back(r: Any, ids: list[str], report: KillReport, folder: Path) -> None:
@@ -319,10 +448,12 @@ def _read_back(r: Any, ids: list[str], report: KillReport, folder: Path) -> None
             first = forfeits[0]
             report.forfeit_lines[mid] = lines[max(0, first - 4) : first + 1]
     for kill in report.kills:
+        report.kill_to_move_by_kill.append([])
         for mid in kill.matches:
             moved = _next_seat_ply(r, mid, kill.at, lines_of=report)
             if moved is not None:
                 report.kill_to_move_s.append(moved - kill.at)
+                report.kill_to_move_by_kill[-1].append(moved - kill.at)
 
 
 def _read_worker_logs(logs: Path, report: KillReport) -> None:

@@ -309,7 +309,7 @@ CHROMIUM_FLAGS = ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-
 
 
 @contextmanager
-def headless_chromium(width: int = 1200, height: int = 800) -> Iterator[Any]:
+def headless_chromium(width: int = 1200, height: int = 800, *, network_log: bool = False) -> Iterator[Any]:
     """Debian's headless Chromium through chromedriver (selenium), in a fresh profile, as
     tests/test_replay.py drives it; skipped when missing (failed under CI, which installs them)."""
     import tempfile
@@ -332,7 +332,8 @@ def headless_chromium(width: int = 1200, height: int = 800) -> Iterator[Any]:
     options.binary_location = str(chromium)
     for flag in (*CHROMIUM_FLAGS, f"--user-data-dir={profile}", f"--window-size={width},{height}"):
         options.add_argument(flag)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    # ``network_log``: the DevTools network events too (what the page loaded: tests/test_replay.py)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL", **({"performance": "ALL"} if network_log else {})})
     driver = webdriver.Chrome(service=Service(str(chromedriver)), options=options)
     try:
         driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",

@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import json
 import multiprocessing
-import random
 from pathlib import Path
 from typing import Any
 
@@ -18,43 +17,11 @@ from arena import keys
 from arena.ladder.elo import Table
 from arena.ladder.store import Ladder
 from arena.results import record
-
-GAMES = {"shanghaien": 2, "shangrila-3p": 3, "shangrila-4p": 4}
+from tests.ladder_results import GAMES, batch, store
 
 
 def client(url: str) -> redis.Redis:
     return redis.Redis.from_url(url, socket_timeout=None)
-
-
-def make_result(rng: random.Random, i: int, game_id: str | None = None) -> dict[str, Any]:
-    """A stored result shaped like the workers' (ranks from scores; forfeits last; some aborted/unrated)."""
-    game_id = game_id or rng.choice(list(GAMES))
-    names = rng.sample([f"bot{k}" for k in range(8)], GAMES[game_id])
-    seats: list[dict[str, Any]] = []
-    for s, name in enumerate(names):
-        version = "2" if name == "bot1" and i > 40 else "1"  # bot1 gets a new version halfway
-        forfeited = rng.random() < 0.05
-        seats.append({"seat": s, "bot_name": name, "bot_version": version, "score": rng.randrange(4),
-                      "status": "forfeited" if forfeited else "active", "strikes": 3 if forfeited else 0,
-                      "refusals": 0})  # fmt: skip
-    key = [(seat["status"] == "forfeited", -int(seat["score"])) for seat in seats]
-    for s, seat in enumerate(seats):
-        seat["rank"] = 1 + sum(k < key[s] for k in key)
-    return {"match_id": f"m{i:04d}", "game_id": game_id,
-            "end_reason": "forfeit" if any(k[0] for k in key) else rng.choice(["completed"] * 12 + ["aborted"]),
-            "rated": rng.random() > 0.05, "finished_at": 1_700_000_000.0 + i, "seats": seats, "plies": 50,
-            "seed": str(i), "seed_sha256": "x", "detail": ""}  # fmt: skip
-
-
-def store(r: redis.Redis, result: dict[str, Any]) -> None:
-    """What a worker's MatchQueue.complete leaves: the result on the match hash, one results-stream entry."""
-    r.hset(keys.match(result["match_id"]), mapping={"result": json.dumps(result), "status": "finished"})
-    r.xadd(keys.results(), {"match_id": result["match_id"]})
-
-
-def batch(n: int, seed: int = 1) -> list[dict[str, Any]]:
-    rng = random.Random(seed)
-    return [make_result(rng, i) for i in range(n)]
 
 
 def expected_snapshot(results: list[dict[str, Any]], game_id: str) -> dict[Any, Any]:
@@ -199,6 +166,7 @@ def test_cli_show_history_h2h_read_the_gateway_and_rebuild_works_on_redis(
     from arena.cli.main import main
     from arena.ladder.service import host_ladder
     from arena.service.gateway import start_gateway
+    from referee.logs import configure
 
     r = client(redis_url)
     for res in batch(80, seed=7):
@@ -213,6 +181,7 @@ def test_cli_show_history_h2h_read_the_gateway_and_rebuild_works_on_redis(
                  "provisional": s.row.provisional} for s in ladder.leaderboard(game_id)]  # fmt: skip
 
     async def run() -> None:
+        configure(json=True, level="INFO")  # the gateway's log to stderr, whenever it comes: stdout is the CLI's
         server, port, servicer = await start_gateway(redis_url, "127.0.0.1:0", host_ladder)
         gateway = f"127.0.0.1:{port}"
         capsys.readouterr()  # the gateway's own log

@@ -9,7 +9,7 @@ import redis
 
 from arena import keys
 from arena.ladder.store import Ladder
-from tests.test_ladder import batch, store
+from tests.ladder_results import batch, store
 
 
 def scanned(ladder: Ladder, game_id: str, name: str) -> tuple[object, object]:

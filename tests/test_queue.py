@@ -191,3 +191,22 @@ def test_a_local_redis_runs_with_the_shipped_persistence_settings(tmp_path: Path
         r.close()
     finally:
         server.stop()
+
+
+def test_event_lines_follow_the_log_or_are_refused(redis_url: str) -> None:
+    """A worker says how many lines the log holds before its batch: a log that lost its last lines (a Redis
+    failover whose new primary had not received them) or holds a retried batch already is not appended to
+    with a gap or twice; the match is refused, as when its lease is lost, and the takeover replays it."""
+    q = queue(redis_url)
+    q.enqueue(match("m1"))
+    claim = q.claim("w1")
+    assert claim is not None
+    assert q.append_events("w1", [(claim, ["a", "b"])], {"m1": 0}) == set()
+    assert q.append_events("w1", [(claim, ["c"])], {"m1": 2}) == set()
+    assert q.append_events("w1", [(claim, ["c"])], {"m1": 2}) == {"m1"}  # the retry of a batch that went in
+    assert q.append_events("w1", [(claim, ["e"])], {"m1": 4}) == {"m1"}  # a gap: line 4 was lost
+    assert q.append_events("w1", [(claim, ["d"])]) == set()  # unchecked, as before
+    entries: Any = q.r.xrange(keys.events("m1"))
+    lines = [f[b"line"] for _, f in entries]
+    assert lines == [b"a", b"b", b"c", b"d"]
+    assert q.append_events("w2", [(claim, ["x"])], {"m1": 4}) == {"m1"}  # not the lease holder

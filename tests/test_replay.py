@@ -13,8 +13,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import shutil
-import tempfile
 from collections.abc import Iterator
 from itertools import combinations, pairwise
 from pathlib import Path
@@ -32,6 +30,7 @@ from referee import transcript as transcripts
 from referee.games.shangrila.board import BRIDGES
 from sdk.bots import make_bot
 from tests import dicerace
+from tests.helpers import headless_chromium
 
 DATA = Path(__file__).parent / "data" / "transcripts"
 CHROMIUM = Path("/usr/bin/chromium")
@@ -58,34 +57,10 @@ def in_ci() -> bool:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    """Headless Chromium through chromedriver, in a fresh profile, its viewport 1200 x 800."""
-    missing = [str(p) for p in (CHROMIUM, CHROMEDRIVER) if not p.exists()]
-    try:
-        from selenium import webdriver
-        from selenium.webdriver.chrome.options import Options
-        from selenium.webdriver.chrome.service import Service
-    except ImportError:
-        missing.append("the selenium package")
-    if missing:
-        message = f"no browser for the replay tests: {', '.join(missing)} missing"
-        message += " (apt-get install chromium chromium-driver; pip install -e '.[server,test]')"
-        if in_ci():
-            pytest.fail(message)
-        pytest.skip(message)
-    profile = tempfile.mkdtemp(prefix="arena-chromium-")
-    options = Options()
-    options.binary_location = str(CHROMIUM)
-    for flag in (*FLAGS, f"--user-data-dir={profile}", f"--window-size={SIZE[0]},{SIZE[1]}"):
-        options.add_argument(flag)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
-    driver = webdriver.Chrome(service=Service(str(CHROMEDRIVER)), options=options)
-    try:
-        metrics = {"width": SIZE[0], "height": SIZE[1], "deviceScaleFactor": 1, "mobile": False}
-        driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", metrics)
+    """Headless Chromium through chromedriver, in a fresh profile, its viewport 1200 x 800, logging what
+    each page loads."""
+    with headless_chromium(*SIZE, network_log=True) as driver:
         yield driver
-    finally:
-        driver.quit()
-        shutil.rmtree(profile, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")

@@ -4,22 +4,13 @@ live matches and owners have their own test modules (``test_web_*``)."""
 from __future__ import annotations
 
 import json
-import urllib.error
-import urllib.request
 from pathlib import Path
 
 import redis
 
 from arena.local.redisproc import RedisProcess
 from tests.helpers import web_server
-
-
-def fetch(url: str) -> tuple[int, dict[str, str], str]:
-    try:
-        with urllib.request.urlopen(url, timeout=10) as r:
-            return r.status, dict(r.headers), r.read().decode()
-    except urllib.error.HTTPError as e:
-        return e.code, dict(e.headers), e.read().decode()
+from tests.web_world import fetch
 
 
 def test_home_answers_with_the_arenas_figures_and_the_security_headers(redis_url: str, tmp_path: Path) -> None:

@@ -23,13 +23,18 @@ from arena.service.matches import MatchStore, public_lines
 from arena.service.queue import Claim, MatchQueue
 from arena.service.registry import Registry
 from referee import transcript
-from tests.helpers import web_server
-from tests.test_replay import browser  # noqa: F401 - the fixture: headless Chromium
-from tests.test_web import fetch
+from tests.helpers import headless_chromium, web_server
+from tests.web_world import fetch
 
 DATA = Path(__file__).parent / "data" / "transcripts"
 SCRIPTED = DATA / "scripted-shanghaien.jsonl"  # refusals of seat 0 with their private text
 WORKER = "w-test"
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    with headless_chromium() as driver:
+        yield driver
 
 
 def lines_of(path: Path) -> list[str]:
@@ -208,7 +213,7 @@ def test_a_live_stream_delivers_lines_in_order_shares_one_follower_and_ends_afte
 
 def test_the_live_page_advances_in_the_browser_while_lines_are_appended(
     site: tuple[str, redis.Redis],
-    browser: Any,  # noqa: F811
+    browser: Any,
 ) -> None:
     from selenium.webdriver.support.ui import WebDriverWait
 

@@ -95,6 +95,16 @@ def progress(**kwargs: Any) -> Progress:
     return Progress(*PROGRESS, **kwargs)
 
 
+def _set_replicas(value: object) -> None:
+    """Every Redis client of this process obeys ``redis_replicas``; a bot author's install, without the
+    server extra, has no Redis client to set (and must not import redis: tests/test_lean_install.py)."""
+    try:
+        from arena import redis_client
+    except ImportError:
+        return
+    redis_client.set_replicas(value)
+
+
 def settings(args: argparse.Namespace) -> config.Settings:
     """Every setting resolved for this command (flag > environment > config file > default); CliError
     (exit 2) for a config file that cannot be read or holds something wrong, or a bad environment value."""
@@ -106,9 +116,11 @@ def settings(args: argparse.Namespace) -> config.Settings:
     except ValueError as e:  # not TOML, or unknown settings (the message names the file)
         raise CliError(f"config file {path}: {e}" if str(path) not in str(e) else str(e), 2) from None
     try:
-        return config.Settings.resolve(vars(args), file_values)
+        resolved = config.Settings.resolve(vars(args), file_values)
+        _set_replicas(resolved.redis_replicas)
     except ValueError as e:
         raise CliError(f"settings: {e}", 2) from None
+    return resolved
 
 
 def int_type(minimum: int, maximum: int | None = None) -> Callable[[str], int]:
@@ -209,6 +221,8 @@ def add_settings(p: argparse.ArgumentParser, *names: str, prints_result: bool = 
     p.add_argument("--config", help="TOML settings file (default $ARENA_CONFIG or ~/.config/arena/config.toml)")
     if "gateway" in names:  # every command that dials the gateway can verify it
         names = (*names, "tls", "tls_ca", "tls_server_name")
+    if "redis_url" in names:  # every command that writes to Redis says how many replicas must hold a write
+        names = (*names, "redis_replicas")
     for name in dict.fromkeys(names):
         s = config.SETTINGS[name]
         flag = "--" + ("redis" if name == "redis_url" else name.replace("_", "-"))

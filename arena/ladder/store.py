@@ -59,7 +59,7 @@ from arena import keys
 from arena.ladder import elo
 from arena.ladder.elo import BotKey, Row
 from arena.ladder.values import HeadToHead, HistoryPoint, Standing
-from arena.redis_client import ReadScript
+from arena.redis_client import ReadScript, replicated, replicated_after
 from arena.results import HEAD, SEAT, Record, counting_record, counts, game_prefix
 
 REBUILD_LOCK_MS = 10 * 60 * 1000
@@ -471,12 +471,16 @@ class Ladder:
                     applied = {g: loaded[g].table.apply_records(by_game[g]) for g in by_game}
                     if not any(applied.values()):
                         p.unwatch()
+                        # applied before, maybe by a call that then failed its WAIT: replicated now?
+                        replicated(self.r, lambda _: None, "a ladder batch applied before")
                         return 0
                     p.multi()
                     for g, n in applied.items():
                         if n:
                             self._write_batch(p, g, loaded[g], n)
-                    p.execute()
+                    p.info("server")  # which server ran it, for the WAIT
+                    replies = p.execute()
+                    replicated_after(self.r, replies[-1]["run_id"], "a ladder batch")
                     return sum(applied.values())
                 except redis.WatchError:
                     continue

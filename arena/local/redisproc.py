@@ -51,11 +51,10 @@ def free_port() -> int:
 
 
 def shown(url: str) -> str:
-    """A Redis URL fit for a terminal or a log: its password replaced by ``***``."""
-    parts = urlsplit(url)
-    if not parts.password:
-        return url
-    return parts._replace(netloc=f"{parts.username or ''}:***@{parts.hostname}:{parts.port}").geturl()
+    """A Redis URL (plain or Sentinel) fit for a terminal or a log: its passwords replaced by ``***``."""
+    from arena.redis_client import shown as shown_url
+
+    return shown_url(url)
 
 
 def _write_private(path: Path, text: str) -> None:

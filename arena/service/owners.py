@@ -21,6 +21,7 @@ from typing import Final
 import redis
 
 from arena import keys
+from arena.redis_client import replicated
 from arena.service import names
 from arena.service.registry import ROTATE_TOKEN, BotRecord, Registry
 from arena.tokens import new_owner_token
@@ -99,10 +100,10 @@ class Owners:
             raise OwnerError(f"{REFERENCE_OWNER!r} owns the reference bots; choose another name")
         _check_max_bots(max_bots)
         token = new_owner_token()
-        done = self._create(
+        done = replicated(self.r, lambda pipe: self._create(
             keys=[keys.owner(name), keys.owner_token(token_sha256(token)), keys.owners()],
-            args=[name, token_sha256(token), max_bots, f"{time.time():.6f}"],
-        )
+            args=[name, token_sha256(token), max_bots, f"{time.time():.6f}"], client=pipe,
+        ), f"creating owner {name!r}")[0]  # fmt: skip
         if not done:
             raise DuplicateOwnerError(f"an owner named {name!r} exists already")
         return self.get(name), token
@@ -118,10 +119,10 @@ class Owners:
 
     def rotate_token(self, name: str) -> str:
         token = new_owner_token()
-        done = self._rotate(
+        done = replicated(self.r, lambda pipe: self._rotate(
             keys=[keys.owner(name), keys.owner_token(token_sha256(token))],
-            args=[token_sha256(token), keys.owner_token(""), name],
-        )
+            args=[token_sha256(token), keys.owner_token(""), name], client=pipe,
+        ), f"rotating owner {name!r}'s token")[0]  # fmt: skip
         if not done:
             raise UnknownOwnerError(f"no owner named {name!r}")
         return token

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Final
@@ -28,6 +28,7 @@ from prometheus_client.registry import Collector
 
 from arena import keys
 from arena.metrics import MATCHES_BY_STATE, QUEUE_DEPTH, REDIS_MAX, REDIS_USED, scrape_failed
+from arena.redis_client import replicated
 from arena.results import StoredResult
 from referee import games
 from referee.games import TimeControl
@@ -97,12 +98,15 @@ local p = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[2], ARGV[2], 1)
 if #p == 0 or p[1][2] ~= ARGV[3] then return -1 end
 """
 
-# KEYS: queue, events; ARGV: group, entry id, worker, lines...
+# KEYS: queue, events; ARGV: group, entry id, worker, lines the log holds before these (-1: unchecked), lines...
+# The length check refuses (-2) lines that would not follow the log's last: lines acknowledged by a primary
+# that died before its replicas had them (a gap after a failover), or a retried batch that went in already.
 _APPEND = (
     _HOLDS
     + """
-for i = 4, #ARGV do redis.call('XADD', KEYS[2], '*', 'line', ARGV[i]) end
-return #ARGV - 3
+if tonumber(ARGV[4]) >= 0 and redis.call('XLEN', KEYS[2]) ~= tonumber(ARGV[4]) then return -2 end
+for i = 5, #ARGV do redis.call('XADD', KEYS[2], '*', 'line', ARGV[i]) end
+return #ARGV - 4
 """
 )
 
@@ -264,16 +268,22 @@ class MatchQueue:
         seed = self.r.get(keys.match_seed(match_id))
         return Claim(match_id, priority, entry_id, QueuedMatch.from_json(spec), "" if seed is None else keys.text(seed))
 
-    def append_events(self, worker: str, batches: list[tuple[Claim, list[str]]]) -> set[str]:
+    def append_events(
+        self, worker: str, batches: list[tuple[Claim, list[str]]], logged: Mapping[str, int] | None = None
+    ) -> set[str]:
         """Append each claim's transcript lines to its match's event log, in one round trip, each only
         while ``worker`` still holds the claim's lease (fencing: a worker that lost a match, paused or cut
-        off, can never fork its log). Returns the match ids whose lines were refused so."""
+        off, can never fork its log) and, for a match in ``logged`` (match id -> the lines its log holds
+        before these), only right after them: a log that lost its last lines in a Redis failover, or
+        holds a retried batch already, is never appended to with a gap or twice. Returns the match ids
+        whose lines were refused so; their worker lets them go, and the takeover replays from the log."""
         pipe = self.r.pipeline(transaction=False)
         for claim, lines in batches:
+            before = (logged or {}).get(claim.match_id, -1)
             self._append(keys=[keys.queue(claim.priority), keys.events(claim.match_id)],
-                         args=[keys.CONSUMER_GROUP, claim.entry_id, worker, *lines], client=pipe)  # fmt: skip
+                         args=[keys.CONSUMER_GROUP, claim.entry_id, worker, before, *lines], client=pipe)  # fmt: skip
         replies = pipe.execute()
-        return {claim.match_id for (claim, _), n in zip(batches, replies, strict=True) if n == -1}
+        return {claim.match_id for (claim, _), n in zip(batches, replies, strict=True) if n in (-1, -2)}
 
     def announce(self, worker: str, claim: Claim, address: str, bots: tuple[str, ...], game_id: str,
                  maxlen: int) -> None:  # fmt: skip
@@ -295,14 +305,17 @@ class MatchQueue:
         """Keep the lease: resets the entry's idle time. False if another worker took it over (or it is done)."""
         return bool(self._renew(keys=[keys.queue(claim.priority)], args=[keys.CONSUMER_GROUP, claim.entry_id, worker]))
 
-    def reclaim(self, worker: str, count: int = 100) -> list[Claim]:
+    def reclaim(self, worker: str, count: int = 100, mine: Collection[str] = ()) -> list[Claim]:
         """Take over entries whose lease ran out (their worker died or stalled), at most ``count``.
 
         An entry's lease has run out when this process, calling here again and again, has seen it held by
         the same worker at the same renewal count for a whole lease by its own monotonic clock. Redis's
         idle times are not used: they follow Redis's wall clock, and a jump of it would expire every live
         lease at once (or, backwards, keep a dead worker's for as long as it jumped). A process that has
-        just started watches for a lease before it takes anything over."""
+        just started watches for a lease before it takes anything over. ``mine``: entry ids ``worker`` runs
+        the matches of now, never taken over (by itself) however long their lease went unrenewed (Redis away
+        in a failover): a second run of a match this process still runs, whose takeover also marked the
+        match running again after its result was recorded, left it unfinished for good."""
         now = time.monotonic()
         out: list[Claim] = []
         seen: set[tuple[str, str]] = set()
@@ -314,6 +327,8 @@ class MatchQueue:
                 entry_id, holder = keys.text(e["message_id"]), keys.text(e["consumer"])
                 key, mark = (stream, entry_id), (holder, int(e["times_delivered"]))
                 seen.add(key)
+                if holder == worker and entry_id in mine:
+                    continue
                 watched = self._watched.get(key)
                 if watched is None or watched[0] != mark:
                     self._watched[key] = (mark, now)
@@ -347,12 +362,13 @@ class MatchQueue:
         LeaseLostError when another worker holds the match now.
         """
         mid = claim.match_id
-        done = self._complete(
+        done = replicated(self.r, lambda pipe: self._complete(
             keys=[keys.match(mid), keys.queue(claim.priority), keys.results(), keys.transcript(mid), keys.events(mid),
                   keys.matches_finished(), *(keys.bot_running(b) for b in sorted(set(bots)))],
             args=[result.to_json(), f"{time.time():.6f}", keys.CONSUMER_GROUP, claim.entry_id, claim.match_id,
                   transcript, worker, result.result.end_reason.value, EVENTS_TTL_S, result.record_json()],
-        )  # fmt: skip
+            client=pipe,
+        ), f"recording match {mid}'s result")[0]  # fmt: skip
         if done == -1:
             raise LeaseLostError(f"match {claim.match_id} is held by another worker now")
         return bool(done)

@@ -20,6 +20,7 @@ from typing import Any, Final
 import redis
 
 from arena import keys
+from arena.redis_client import replicated
 from arena.service.names import fold
 from arena.tokens import new_bot_token
 from referee import games
@@ -208,11 +209,11 @@ class Registry:
         if not 1 <= max_concurrent <= 1000:
             raise RegistryError("max_concurrent is between 1 and 1000")
         token = new_bot_token()
-        created: Any = self._register(
+        created: Any = replicated(self.r, lambda pipe: self._register(
             keys=[keys.bot(name), keys.token(token_sha256(token)), keys.bots(), keys.bot_name_fold(fold(name))],
             args=[name, owner.strip(), json.dumps(sorted(set(game_ids))), token_sha256(token), max_concurrent,
-                  f"{time.time():.6f}"],
-        )  # fmt: skip
+                  f"{time.time():.6f}"], client=pipe,
+        ), f"registering bot {name!r}")[0]  # fmt: skip
         if created != 1:
             holder = keys.text(created)
             raise DuplicateBotError(f"a bot named {name!r} exists already" if holder == name else
@@ -230,23 +231,29 @@ class Registry:
 
     def rotate_token(self, name: str) -> str:
         token = new_bot_token()
-        done = self._rotate(
+        done = replicated(self.r, lambda pipe: self._rotate(
             keys=[keys.bot(name), keys.token(token_sha256(token))],
-            args=[token_sha256(token), keys.token(""), name],
-        )
+            args=[token_sha256(token), keys.token(""), name], client=pipe,
+        ), f"rotating bot {name!r}'s token")[0]  # fmt: skip
         if not done:
             raise UnknownBotError(f"no bot named {name!r}")
         return token
 
     def set_enabled(self, name: str, enabled: bool, reason: str = "") -> BotRecord:
-        self._changed(name, self._set_enabled(keys=[keys.bot(name)], args=[int(enabled), "" if enabled else reason]))
+        reply = replicated(self.r, lambda pipe: self._set_enabled(
+            keys=[keys.bot(name)], args=[int(enabled), "" if enabled else reason], client=pipe,
+        ), f"{'enabling' if enabled else 'disabling'} bot {name!r}")[0]  # fmt: skip
+        self._changed(name, reply)
         return self.get(name)
 
     def retire(self, name: str, reason: str = "") -> BotRecord:
         """Retire the bot for good: disabled (no sessions, no Play, no new matches, off the ladder's
         schedule) and marked ``retired_at``, which nothing undoes. Its hash stays, so its name stays
         taken, and its matches, transcripts and ladder rows are kept. Retiring it again changes nothing."""
-        self._changed(name, self._retire(keys=[keys.bot(name)], args=[reason, f"{time.time():.6f}"]))
+        reply = replicated(self.r, lambda pipe: self._retire(
+            keys=[keys.bot(name)], args=[reason, f"{time.time():.6f}"], client=pipe,
+        ), f"retiring bot {name!r}")[0]  # fmt: skip
+        self._changed(name, reply)
         return self.get(name)
 
     def add_games(self, name: str, game_ids: Sequence[str]) -> BotRecord:

@@ -37,7 +37,7 @@ from arena.service.queue import Claim, LeaseLostError, MatchQueue
 from arena.service.registry import Registry
 from referee import transcript
 from referee.chance import new_seed
-from referee.host import MOVED, Referee
+from referee.host import MOVED, MatchExistsError, Referee
 from referee.match import Match
 from referee.server import start_server
 from referee.spec import MatchSpec, SeatSpec
@@ -92,6 +92,7 @@ class Worker:
         self.running: dict[str, asyncio.Task[None]] = {}
         self.claims: dict[str, Claim] = {}  # the lease each running match's writes are fenced by
         self.lost: set[str] = set()
+        self.logged: dict[str, int] = {}  # match id -> lines its event log holds (from this worker and before)
         self.log = log.bind(worker=self.worker_id)
         self.address = ""
         self._stopping = False
@@ -169,7 +170,8 @@ class Worker:
             room = TAKEOVER_ROOM * self.capacity - len(self.running)
             if room > 0 and time.monotonic() - last_reclaim >= RECLAIM_EVERY_S:
                 last_reclaim = time.monotonic()
-                for orphan in await self._redis("reclaim", self.queue.reclaim, self.worker_id, room):
+                mine = frozenset(c.entry_id for c in self.claims.values())  # running here: not orphans
+                for orphan in await self._redis("reclaim", self.queue.reclaim, self.worker_id, room, mine):
                     if orphan.match_id in self.running:
                         continue  # our own lease lapsed while Redis was away; it is ours again
                     self._launch(orphan, "taken over")
@@ -237,6 +239,7 @@ class Worker:
         self.running.pop(match_id, None)
         self.claims.pop(match_id, None)
         self.lost.discard(match_id)
+        self.logged.pop(match_id, None)
         self.event_log.refused.discard(match_id)
         metrics.MATCHES_RUNNING.set(len(self.running))
 
@@ -267,9 +270,15 @@ class Worker:
         whose lease is no longer ours (their lines were refused)."""
         batches: dict[str, tuple[Claim, list[str]]] = {}
         for match_id, line in items:
-            claim = self.claims[match_id]
+            claim = self.claims.get(match_id)
+            if claim is None:  # a match let go meanwhile (lost, with lines still pending): not ours to write
+                continue
             batches.setdefault(match_id, (claim, []))[1].append(line)
-        return self.queue.append_events(self.worker_id, list(batches.values()))
+        refused = self.queue.append_events(self.worker_id, list(batches.values()), self.logged)
+        for match_id, (_, lines) in batches.items():
+            if match_id not in refused and match_id in self.logged:
+                self.logged[match_id] += len(lines)
+        return refused
 
     def _lose(self, match_id: str, why: str) -> None:
         """Another worker holds the match now: stop refereeing it here at once (its bots' streams are
@@ -290,6 +299,7 @@ class Worker:
             spec = await self._redis("spec", self._spec, claim)
             log_entries: list[tuple[str, str]] = await self._redis("events", self.store.events, mid)
             lines = [line for _, line in log_entries]
+            self.logged[mid] = len(lines)  # the next append must follow them (``MatchQueue.append_events``)
             if lines and transcript.is_footer(lines[-1]):
                 # The last worker finished the match but died before recording it (or before telling it).
                 await self._finish_recorded(claim, spec, lines, mlog)
@@ -314,8 +324,15 @@ class Worker:
                 logger.cancel()
             metrics.MATCHES_FINISHED.labels(outcome.end_reason.value).inc()
             await self._record_and_tell(claim, StoredResult.of(outcome, spec.rated), match.lines, spec, mlog)
+        except MatchExistsError:  # the referee runs it still, from an earlier claim: leave that one be
+            mlog.exception("match taken over while this worker's referee still holds it")
+            raise
         except Exception:
             mlog.exception("match failed on this worker; its lease will run out and another worker resumes it")
+            # not held here any more: a later takeover (this worker's too) starts it afresh from its log, and
+            # its bots' streams follow it there (before, the match stayed in the referee and every takeover
+            # by this worker failed with MatchExistsError: a match stuck for good, seen in a failover run)
+            self.referee.abandon(mid, MOVED)
             raise
 
     async def _finish_recorded(self, claim: Claim, spec: MatchSpec, lines: list[str], mlog: Any) -> None:

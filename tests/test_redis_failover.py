@@ -1,0 +1,179 @@
+"""Redis behind Sentinel: the arena's clients follow a failover, and what must not be lost is replicated
+before it is called done.
+
+Real processes (``tests/sentinel.py``): one primary, two replicas and three sentinels of Debian's
+``redis-server`` on loopback, the primary killed with SIGKILL.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import redis
+
+from arena.local.redisproc import RedisNotFoundError, find_redis_server
+from arena.redis_client import (
+    NotReplicatedError,
+    SentinelURL,
+    connect,
+    connect_async,
+    replicated,
+    required_replicas,
+    shown,
+    trouble,
+)
+from tests.chaos import kill_run
+from tests.helpers import in_ci
+from tests.sentinel import SentinelSet
+
+
+def _have_redis_server() -> bool:
+    try:
+        find_redis_server()
+        return True
+    except RedisNotFoundError:
+        return False
+
+
+# a sentinel is ``redis-server --sentinel``: any redis-server binary will do; under CI the tests fail without one
+needs_sentinel = pytest.mark.skipif(not _have_redis_server() and not in_ci(), reason="needs a redis-server binary")
+
+
+def test_the_sentinel_url_form() -> None:
+    u = SentinelURL.parse("redis+sentinel://:p%40ss@h1:26380,h2,[::1]:5/arena/3?sentinel_password=sp")
+    assert u.sentinels == (("h1", 26380), ("h2", 26379), ("::1", 5))
+    assert (u.service, u.db, u.username, u.password) == ("arena", 3, None, "p@ss")
+    assert (u.sentinel_password, u.tls) == ("sp", False)
+    t = SentinelURL.parse("rediss+sentinel://bob:pw@h:1/svc")
+    assert (t.username, t.password, t.db, t.tls) == ("bob", "pw", 0, True)
+    for bad in ("redis+sentinel://h1:1", "redis+sentinel:///arena", "redis+sentinel://h:x/arena",
+                "redis+sentinel://h:1/arena/zero"):  # fmt: skip
+        with pytest.raises(ValueError):
+            SentinelURL.parse(bad)
+    assert shown("redis+sentinel://:secret@h1:1,h2:2/arena/0?sentinel_password=x") == (
+        "redis+sentinel://:***@h1:1,h2:2/arena/0?sentinel_password=***"
+    )
+    assert shown("redis://:secret@h:6379/0") == "redis://:***@h:6379/0"
+
+
+def test_a_lone_server_needs_no_replica_and_writes_without_wait(redis_url: str) -> None:
+    r = connect(redis_url)
+    assert required_replicas(r) == 0
+    assert replicated(r, lambda p: p.set("k", 1), "k") == [True]
+    two = connect(redis_url, replicas=1)  # asked for a replica that is not there: not done, and said so
+    with pytest.raises(NotReplicatedError) as e:
+        replicated(two, lambda p: p.set("k", 2), "setting k", timeout_ms=100)
+    assert "did not replicate" in trouble(e.value) and "0 of the 1 replica" in str(e.value)
+
+
+def test_a_registration_too_few_replicas_hold_is_not_reported_done(redis_url: str) -> None:
+    from arena.ladder.store import Ladder
+    from arena.service.owners import Owners
+    from arena.service.registry import Registry
+    from tests.ladder_results import batch
+
+    r = connect(redis_url, replicas=1)  # no replica will ever acknowledge
+    with pytest.raises(NotReplicatedError, match="registering bot 'b1'"):
+        Registry(r).register("b1", "alice", ["shanghaien"])
+    with pytest.raises(NotReplicatedError, match="creating owner 'carol'"):
+        Owners(r).create("carol")
+    with pytest.raises(NotReplicatedError, match="a ladder batch"):
+        Ladder(r).apply_batch([batch(1, seed=5)[0] | {"end_reason": "completed", "rated": True}])
+
+
+@pytest.fixture(scope="module")
+def sentinels(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SentinelSet]:
+    if not _have_redis_server() and not in_ci():
+        pytest.skip("needs a redis-server binary")
+    with SentinelSet(tmp_path_factory.mktemp("sentinel")) as s:
+        yield s
+
+
+def _until_ok(call, timeout: float = 30.0):  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            return call()
+        except redis.RedisError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
+
+
+@needs_sentinel
+def test_clients_scripts_and_blocking_reads_follow_a_failover(sentinels: SentinelSet) -> None:
+    r = connect(sentinels.url)
+    blocking = connect(sentinels.url, block_ms=3000)
+    assert required_replicas(r) == 1  # a Sentinel-managed primary has replicas
+    r.delete("s", "n")
+    r.xgroup_create("s", "g", id="0", mkstream=True)
+    script = r.register_script("return redis.call('incr', KEYS[1])")
+    assert replicated(r, lambda p: script(keys=["n"], client=p), "n") == [1]
+    got: list[object] = []
+
+    def reader() -> None:  # a worker's claim: XREADGROUP BLOCK, re-issued on trouble
+        got.append(_until_ok(lambda: blocking.xreadgroup("g", "w", {"s": ">"}, count=1, block=3000) or None))
+
+    thread = threading.Thread(target=reader)
+    thread.start()
+    time.sleep(0.3)
+    killed_at = time.monotonic()
+    node = sentinels.kill_primary()
+    # the write acknowledged by two servers survives; the script runs on the new primary (loaded on NOSCRIPT)
+    assert _until_ok(lambda: script(keys=["n"])) == 2
+    failover_s = time.monotonic() - killed_at
+    _until_ok(lambda: r.xadd("s", {"x": "1"}))
+    thread.join(30)
+    assert got and got[0], "the blocked read did not follow the failover"
+
+    async def async_client() -> object:
+        ar = connect_async(sentinels.url)
+        try:
+            value: object = await ar.get("n")
+            return value
+        finally:
+            await ar.aclose()
+
+    assert asyncio.run(async_client()) == b"2"
+    print(f"kill -> first write on the new primary: {failover_s:.2f} s")
+    sentinels.restart(node)
+    sentinels.wait_settled()
+    r.close()
+    blocking.close()
+
+
+@needs_sentinel
+def test_a_ladder_run_through_two_primary_kills_loses_nothing(tmp_path: Path) -> None:
+    """The chaos harness's ladder run (``tests/chaos.py``: workers, two ``arena bot run`` processes through
+    the gateway, the ladder applying results as they come) on a Sentinel-managed Redis whose primary is
+    SIGKILLed twice mid-run (and comes back as a replica): every match finishes once, is rated once, its
+    transcript verifies, the ladder equals its rebuild and no process of the arena exits; bots and owners
+    registered and tokens rotated meanwhile through the gateway all hold when the gateway said done."""
+    with SentinelSet(tmp_path / "redis") as sentinels:
+        report = asyncio.run(
+            kill_run(matches=30, kills=2, kill_every=(3.0, 4.0), workers=2, capacity=4, bot_delay=0.02, seed=11,
+                     fault="primary", sentinels=sentinels, redis_url=sentinels.url, data_dir=tmp_path, churn=True,
+                     timeout_s=240)
+        )  # fmt: skip
+    print(report.summary())
+    for kill, waits in zip(report.kills, report.kill_to_move_by_kill, strict=True):
+        print(f"{kill.worker}: kill -> next move, per running match (s):", " ".join(f"{t:.2f}" for t in waits))
+    assert len(report.kills) == 2, report.summary()
+    assert report.finished == report.requested, report.summary()
+    assert report.lost == [] and report.doubled == [], report.summary()
+    assert report.unverified == {}, report.summary()
+    assert report.told_wrong == [], report.summary()
+    # Not asserted yet: a bot never told the result of a match that ended during the failover (1 of 30 in one
+    # run: the match ended, its worker lost the lease before recording it, the takeover recorded it at once
+    # and one of its two bots was never told). Left for issue 30: the relay's hand-over of a match that
+    # ends on the resuming worker before the bot's stream is re-attached.
+    if report.untold:
+        print("bots never told:", report.untold)
+    assert report.exited == [] and report.stuck_bots == [], (report.summary(), report.exited)
+    assert report.churn_done > 0 and report.churn_lost == [], (report.summary(), report.churn_lost)
+    assert report.ladder_games == 2 * report.finished and report.ladder_equals_rebuild, report.summary()
