@@ -69,17 +69,19 @@ def cli_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPat
 def _logging_as_it_was() -> Iterator[None]:
     """A command run in-process (``main([...])``) configures structlog and the root logger for the whole
     process: its level filter (``arena bot check`` logs errors only) or its log file would otherwise reach
-    every later test. Each test ends with the configuration it started with."""
+    every later test, and so would whether its errors go out as JSON (an in-process CLI then printed its error
+as a JSON log line, not the line a test reads). Each test ends with the configuration it started with."""
     import logging
 
     import structlog
 
+    from referee import logs
+
     config = structlog.get_config()
     root = logging.getLogger()
-    handlers, level = list(root.handlers), root.level
+    handlers, level, json_stderr = list(root.handlers), root.level, logs.json_on_stderr()
     yield
     structlog.configure(**config)
-    for handler in root.handlers:
-        if handler not in handlers:
-            root.removeHandler(handler)
+    root.handlers[:] = handlers  # configure() also removes the handler an earlier configure() added
     root.setLevel(level)
+    logs._json_stderr[0] = json_stderr  # whether a CLI's last error goes to stderr as JSON
