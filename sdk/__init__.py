@@ -2,6 +2,6 @@
 and use the engines (``referee.games``) for local simulation and search."""
 
 from referee import games
-from sdk.bot import Bot, MatchInfo, MatchOutcome, Refusal, SeatOutcome, Turn
+from sdk.bot import Bot, MatchInfo, MatchOutcome, Noted, Refusal, SeatOutcome, Turn
 
-__all__ = ["Bot", "MatchInfo", "MatchOutcome", "Refusal", "SeatOutcome", "Turn", "games"]
+__all__ = ["Bot", "MatchInfo", "MatchOutcome", "Noted", "Refusal", "SeatOutcome", "Turn", "games"]

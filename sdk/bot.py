@@ -16,6 +16,16 @@ from typing import Any
 
 
 @dataclass(frozen=True, slots=True)
+class Noted:
+    """An answer with the bot's own note: ``return Noted(action, "why")`` from ``act``. The note is the
+    seat's private data: recorded in its owner's transcript beside the move, never shown to other seats,
+    watchers or the public transcript."""
+
+    action: Any  # an engine action or its canonical text
+    note: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class Refusal:
     """The referee's refusal of an earlier answer to this turn (RULINGS A2)."""
 
