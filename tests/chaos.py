@@ -320,6 +320,95 @@ async def kill_run(
     return report
 
 
+async def frozen_at_claim_run(
+    *,
+    matches: int = 3,
+    direct: bool = False,
+    stop_s: float = 8.0,
+    lease_ms: int = 1500,
+    bot_delay: float = 0.02,
+    timeout_s: float = 120.0,
+    data_dir: Path | None = None,
+    redis_url: str | None = None,
+) -> KillReport:
+    """A worker frozen with SIGSTOP right after claiming its matches, before any bot has joined them: the bots
+    (held with SIGSTOP meanwhile, so that none can join first) then dial a worker that will never answer, and
+    a second worker takes the matches over once the lease runs out. The bots must follow the matches to it and
+    play them out; the frozen worker, let go after ``stop_s``, must take nothing back."""
+    report = KillReport(requested=matches)
+    with tempfile.TemporaryDirectory(prefix="arena-claim-") as tmp:
+        folder = data_dir or Path(tmp)
+        worker_args = ("--lease-ms", str(lease_ms), "--capacity", str(matches))
+        async with LocalArena(folder, workers=1, redis_url=redis_url, worker_args=worker_args, direct=direct,
+                              log_level="INFO") as arena:  # fmt: skip
+            admin = ArenaClient(arena.gateway, arena.admin_token)
+            tokens = {}
+            for name in BOTS:
+                _, tokens[name] = await asyncio.to_thread(admin.register_bot, name, "chaos", ["shanghaien"], 64)
+            bots = [
+                start_bot(name, tokens[name], arena.gateway, arena.logs, bot_delay, i) for i, name in enumerate(BOTS)
+            ]
+            r: Any = connect(arena.redis_url)
+            ladder = LadderRunner(arena.redis_url, schedule=False)
+            threads = ladder.start()
+            frozen = arena.workers[0]
+            try:
+                deadline = time.monotonic() + 60
+                while sum(b.online for b in await asyncio.to_thread(admin.list_bots)) < len(BOTS):
+                    if time.monotonic() > deadline:
+                        raise TimeoutError(f"the bots did not connect; see {arena.logs}")
+                    await asyncio.sleep(0.1)
+                for b in bots:
+                    b.send_signal(signal.SIGSTOP)
+                ids = []
+                for i in range(matches):
+                    seats = list(BOTS) if i % 2 == 0 else list(reversed(BOTS))
+                    mid, _ = await asyncio.to_thread(admin.request_match, "shanghaien", seats, rated=True)
+                    ids.append(mid)
+                deadline = time.monotonic() + 30
+                while sum(len(m) for m in _running_on(r, ids).values()) < matches:
+                    if time.monotonic() > deadline:
+                        raise TimeoutError(f"the worker did not claim the matches; see {arena.logs}")
+                    await asyncio.sleep(0.02)
+                frozen.process.send_signal(signal.SIGSTOP)
+                report.kills.append(Kill(time.time(), frozen.worker_id, list(ids)))
+                arena.start_worker()
+                for b in bots:
+                    b.send_signal(signal.SIGCONT)
+                await asyncio.sleep(stop_s)
+                frozen.process.send_signal(signal.SIGCONT)
+                stop_at = time.monotonic() + timeout_s
+                while _steady(_unfinished, r, ids) and time.monotonic() < stop_at:
+                    await asyncio.sleep(0.2)
+                _exited(arena, bots, threads, 0, report)
+                _read_back(r, ids, report, folder)
+                _read_worker_logs(arena.logs, report)
+                await _ladder_check(ladder, report)
+                for b in bots:
+                    b.terminate()
+                for name, b in zip(BOTS, bots, strict=True):
+                    try:
+                        b.wait(45)
+                    except subprocess.TimeoutExpired:
+                        report.stuck_bots.append(name)
+                        b.kill()
+                _read_told(r, report, arena.logs)
+            finally:
+                frozen.process.send_signal(signal.SIGCONT)
+                ladder.stop(threads)
+                for b in bots:
+                    b.send_signal(signal.SIGCONT)
+                    b.terminate()
+                for b in bots:
+                    try:
+                        b.wait(10)
+                    except subprocess.TimeoutExpired:
+                        b.kill()
+                r.close()
+                admin.close()
+    return report
+
+
 async def _churn(admin: ArenaClient, report: KillReport, salt: float) -> dict[tuple[str, str], str]:
     """Register a bot and an owner, rotate a token of each, again and again; (kind, name) -> its token as
     the last call reported done. A name whose call failed is dropped: it may or may not have happened."""

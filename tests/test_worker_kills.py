@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from arena.local.redisproc import free_port
-from tests.chaos import KillReport, kill_run
+from tests.chaos import KillReport, frozen_at_claim_run, kill_run
 from tests.helpers import in_ci
 
 FAKETIME = Path("/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1")  # Debian's libfaketime
@@ -73,6 +73,25 @@ def test_a_worker_frozen_past_its_lease_hands_its_matches_over_and_forks_no_log(
     )  # fmt: skip
     print(report.summary())
     check(report, faults=2)
+
+
+@pytest.mark.parametrize("direct", [False, True], ids=["relayed", "direct"])
+def test_a_worker_frozen_right_after_claiming_costs_the_bots_nothing(
+    direct: bool, redis_url: str, tmp_path: Path
+) -> None:
+    """The worker is frozen (SIGSTOP) as soon as it has claimed three matches, before any bot joined: the bots
+    dial a worker that accepts the connection and never answers. Another worker takes the matches over and
+    announces them, and the bots' unanswered dials are dropped for it. Before: a relayed dial waited for the
+    frozen worker's Welcome for ever (only live streams were moved), the new worker aborted each match after
+    its 30 s join timeout with no bot joined, and the bots were never told."""
+    report = asyncio.run(frozen_at_claim_run(matches=3, direct=direct, data_dir=tmp_path, redis_url=redis_url))
+    print(report.summary())
+    assert report.finished == report.requested, report.summary()
+    assert set(report.end_reasons.values()) == {"completed"}, report.summary()
+    assert report.forfeited == [] and report.lost == [] and report.doubled == [], report.summary()
+    assert report.unverified == {} and report.blind_forfeits == [], report.summary()
+    assert report.told_wrong == [] and report.untold == [] and report.stuck_bots == [], report.summary()
+    assert report.ladder_games == 2 * report.finished and report.ladder_equals_rebuild, report.summary()
 
 
 @pytest.mark.parametrize(

@@ -80,6 +80,10 @@ POLL_MAX_S: Final = 0.25
 REDIAL_MIN_S: Final = 0.05
 REDIAL_MAX_S: Final = 5.0
 """How soon a worker that failed a stream is dialled again (back-off with jitter, per address)."""
+WELCOME_TIMEOUT_S: Final = 10.0
+"""How long a dialled worker may take to answer a Hello with its Welcome (it answers at once when it runs):
+past this the dial fails and the match's record is read again. A worker frozen right after claiming accepts
+the connection and never answers; a takeover's announcement drops the dial sooner (``PlayRelay.moved``)."""
 MAX_MATCHES_PER_STREAM: Final = 64
 CHANNEL_OPTIONS: Final = [
     ("grpc.max_receive_message_length", 8 * 1024 * 1024),
@@ -117,6 +121,8 @@ class _Link:
     ready: asyncio.Event = field(default_factory=asyncio.Event)
     attached: bool = False  # it has had a live stream to a worker
     address: str = ""  # the worker of the live stream (``call``)
+    dialling: asyncio.Task[Any] | None = None  # the dial waiting for its worker's Welcome, if any
+    dialled: str = ""  # the worker it dials
 
 
 class PlayRelay:
@@ -160,6 +166,12 @@ class PlayRelay:
             if link.call is not None and link.address and address and link.address != address:
                 link.log.info("match moved to another worker: following it", match_id=match_id, worker=address)
                 link.call.cancel()
+            elif link.dialling is not None and link.dialled and address and link.dialled != address:
+                # a dial still waiting for its Welcome: a worker frozen right after claiming the match accepts
+                # the connection and never answers, so the dial would wait for ever while the match moved on
+                link.log.info("match moved while dialling its worker: following it", match_id=match_id,
+                              worker=address)  # fmt: skip
+                link.dialling.cancel()
 
     def _acquire(self, address: str) -> grpc.aio.Channel:
         """The shared channel to a worker, held until ``_release``: held for a whole attempt (dialling,
@@ -270,9 +282,7 @@ class PlayRelay:
         await context.write(welcome)
         metrics.RELAYED_STREAMS.inc()
         alone = len(links) == 1  # then the gateway itself never writes to the bot after the Welcome
-        pumps = [
-            asyncio.create_task(self._pump(link, token, context, writing, slog, alone)) for link in links.values()
-        ]
+        pumps = [asyncio.create_task(self._pump(link, token, context, writing, slog, alone)) for link in links.values()]
         reader = asyncio.create_task(self._forward(links, context, writing))
         try:
             pending: set[asyncio.Task[None]] = {reader, *pumps}
@@ -337,7 +347,12 @@ class PlayRelay:
                 await link.call.write(message)
 
     async def _pump(
-        self, link: _Link, token: str, context: grpc.aio.ServicerContext, writing: asyncio.Lock, slog: Any,
+        self,
+        link: _Link,
+        token: str,
+        context: grpc.aio.ServicerContext,
+        writing: asyncio.Lock,
+        slog: Any,
         self_only: bool,
     ) -> None:
         """The worker's messages for one match to the bot, re-attaching to whichever worker runs the
@@ -423,8 +438,13 @@ class PlayRelay:
         return out
 
     async def _attempt(
-        self, link: _Link, address: str, metadata: tuple[tuple[str, str], ...], context: grpc.aio.ServicerContext,
-        writing: asyncio.Lock, self_only: bool,
+        self,
+        link: _Link,
+        address: str,
+        metadata: tuple[tuple[str, str], ...],
+        context: grpc.aio.ServicerContext,
+        writing: asyncio.Lock,
+        self_only: bool,
     ) -> tuple[str, str]:
         """One upstream stream for ``link`` to the worker at ``address``, relayed until it ends: (``_ENDED``:
         the bot has its MatchEnded; ``_BROKE``: the stream was live, then broke; ``_FAILED``: it never got
@@ -436,8 +456,15 @@ class PlayRelay:
         call = channel.stream_stream(PLAY)(metadata=metadata)
         live = False
         try:
-            await call.write(link.hello)
-            greeting = await call.read()  # the worker's Welcome: the bot has the gateway's
+            # The Hello and the worker's Welcome as a task of their own that ``moved`` cancels: cancelling the
+            # call alone did not wake a write or read waiting on a worker that accepted and never answered.
+            dial = asyncio.ensure_future(_greet(call, link.hello))
+            link.dialling, link.dialled = dial, address
+            try:
+                greeting = await asyncio.wait_for(dial, WELCOME_TIMEOUT_S)  # the bot has the gateway's Welcome
+            except TimeoutError:
+                return _FAILED, f"DEADLINE_EXCEEDED: no Welcome from the worker within {WELCOME_TIMEOUT_S:g} s"
+            link.dialling, link.dialled = None, ""
             if greeting is grpc.aio.EOF:
                 code = await call.code()
                 if code in _FINAL_CODES:
@@ -481,9 +508,16 @@ class PlayRelay:
         finally:
             link.call = None
             link.address = ""
+            link.dialling, link.dialled = None, ""
             link.ready.clear()
             call.cancel()
             self._release(address)
+
+
+async def _greet(call: Any, hello: bytes) -> Any:
+    """Send the bot's Hello upstream and read the worker's first message (its Welcome, or EOF)."""
+    await call.write(hello)
+    return await call.read()
 
 
 _ENDED: Final = "ended"
