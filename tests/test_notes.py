@@ -314,6 +314,17 @@ def test_an_owner_sees_its_bots_notes_and_nobody_else_does_through_the_gateway_a
                 assert SECRET not in copies[who] and '"note"' not in copies[who], who
                 assert transcript.verify_lines(copies[who].splitlines()) is None
             assert copies["them"] == copies["anyone"]
+            # 'arena transcript verify' passes on both forms; 'arena transcript html' shows the notes of the owner's
+            for who, shown in (("me", True), ("anyone", False)):
+                saved = tmp_path / f"{who}.jsonl"
+                saved.write_text(copies[who], encoding="utf-8")
+                for command in (["verify", str(saved)], ["html", str(saved), "-o", str(saved.with_suffix(".html"))]):
+                    ran = subprocess.run([sys.executable, "-m", "arena.cli", "transcript", *command], check=False,
+                                         capture_output=True, text=True, timeout=120, cwd=ROOT)  # fmt: skip
+                    assert ran.returncode == 0, (who, command, ran.stdout, ran.stderr)
+                page = saved.with_suffix(".html").read_text(encoding="utf-8")
+                found = [SECRET in page, "é" * 128 in page, "éé" in page]
+                assert found == ([True] * 3 if shown else [False] * 3), (who, found)
             for path in (f"/matches/{match_id}.jsonl", f"/matches/{match_id}", f"/api/v1/matches/{match_id}/transcript",
                          f"/matches/{match_id}/live"):  # fmt: skip
                 status, body = pages[path]
