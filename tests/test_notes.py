@@ -22,6 +22,8 @@ from arena.local.arena import LocalArena
 from arena.service.client import ArenaClient
 from referee import transcript
 from referee.host import Referee
+from referee.match import Match
+from referee.spec import MatchSpec, SeatSpec
 from referee.wire import bot_pb2, bot_pb2_grpc
 from referee.wire.values import NOTE_MAX_BYTES, NOTES_MAX_BYTES, fit_note
 from sdk import Bot, Noted, Turn
@@ -93,6 +95,15 @@ def test_notes_are_on_the_ply_line_and_each_reader_gets_only_its_own_seats_and_b
     assert [transcript.seat_view(line, None) for line in lines] == lines
     for form in (lines, public, own):
         assert transcript.verify_lines(form) is None
+
+
+def test_a_match_taken_over_keeps_counting_its_seats_notes_against_the_match_budget() -> None:
+    lines = noted_lines()[:-1]  # the footer not written yet
+    seats = tuple(SeatSpec(i, f"bot{i}", "0" * 64) for i in range(2))
+    match = Match.resume(MatchSpec("scripted-shanghaien", "shanghaien", seats, seed="s"), lines)
+    plies = [e for e in map(transcript.parse_event, lines) if isinstance(e, transcript.Ply)]
+    used = [sum(len(e.note.encode()) for e in plies if e.actor == seat) for seat in (0, 1)]
+    assert all(used) and [s.note_bytes for s in match.seats] == used
 
 
 # ------------------------------------------------------------------------------ the referee over gRPC
