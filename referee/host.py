@@ -48,13 +48,13 @@ def _refusal(
     )
 
 
-def _accepted(session: Session, action: bot_pb2.SubmitAction, taken: Any, think_ms: int) -> None:
+def _accepted(session: Session, action: bot_pb2.SubmitAction, taken: Any, think_ms: int, note_reason: str) -> None:
     """A taken action's acknowledgement (``Hello.want_acks``), queued before the match's next Turn."""
     session.send(
         bot_pb2.PlayResponse(
             accepted=bot_pb2.ActionAccepted(
                 match_id=action.match_id, seat=action.seat, turn_id=action.turn_id, action=str(taken),
-                think_ms=think_ms,
+                think_ms=think_ms, note_reason=note_reason,
             )
         )
     )  # fmt: skip
@@ -287,7 +287,7 @@ class Referee:
             return _refusal(action, RefusalCode.PERMISSION_DENIED, reason)
         acknowledge = functools.partial(_accepted, session, action) if session.acks else None
         try:
-            match.submit(seat, action.turn_id, text, acknowledge)
+            match.submit(seat, action.turn_id, text, acknowledge, action.note)
         except RefusalError as e:
             return _refusal(action, e.code, e.reason, e.remaining_ms)
         return None

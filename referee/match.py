@@ -43,7 +43,7 @@ from referee.transcript import (
     ply_line,
     walk,
 )
-from referee.wire.values import EndReason, MatchResult, RefusalCode, SeatResult, SeatStatus
+from referee.wire.values import EndReason, MatchResult, RefusalCode, SeatResult, SeatStatus, fit_note
 
 log = structlog.get_logger("referee.match")
 
@@ -90,6 +90,7 @@ class Seat:
     strikes: int = 0
     refusals: int = 0
     forfeited: bool = False
+    note_bytes: int = 0  # what its bot's notes hold in this match (UTF-8 bytes; NOTES_MAX_BYTES at most)
     history_sent: int = 0  # plies this seat's bot has been sent
     disconnect_timer: asyncio.Task[None] | None = None
     joined: bool = False
@@ -233,13 +234,22 @@ class Match:
     # ----------------------------------------------------------------- actions
 
     def submit(
-        self, seat: int, turn_id: int, text: str, taken: Callable[[Any, int], None] | None = None
+        self,
+        seat: int,
+        turn_id: int,
+        text: str,
+        taken: Callable[[Any, int, str], None] | None = None,
+        note: str = "",
     ) -> tuple[Any, int]:
         """A bot's action. Returns (action, think_ms) when taken; raises RefusalError otherwise.
 
         A taken action is played at once, here, and the match goes on to its next decision (chance plies,
-        the next Turn sent, its deadline armed) before this returns. ``taken(action, think_ms)`` is called
-        first (the server queues its acknowledgement there, ahead of the next Turn).
+        the next Turn sent, its deadline armed) before this returns. ``taken(action, think_ms, note_reason)``
+        is called first (the server queues its acknowledgement there, ahead of the next Turn).
+
+        ``note`` is the bot's note on its move, recorded on the ply's line as ``fit_note`` lets it through
+        (cut to the limits, or left out with a reason: ``note_reason``, logged and acknowledged). A note never
+        costs the action anything: no refusal, no strike.
 
         The server's side of "at once": what this sends to the stream that submitted goes out as soon as
         its reader has handled the request; other streams' writers wake on the loop's next pass
@@ -259,11 +269,18 @@ class Match:
             raise RefusalError(code, str(e), remaining) from None
         think_ms = (now - p.sent_at) * 1000
         self._close_turn(p)
+        note_reason = ""
+        if note:
+            s = self.seats[seat]
+            note, note_reason = fit_note(note, s.note_bytes)
+            s.note_bytes += len(note.encode())
+            if note_reason:
+                self.log.info("note cut", seat=seat, ply=self.ply, reason=note_reason)
         if taken is not None:
-            taken(action, int(think_ms))
+            taken(action, int(think_ms), note_reason)
         try:
             self.seats[seat].clock.charge(think_ms)
-            self._play(action, seat, think_ms=think_ms)
+            self._play(action, seat, think_ms=think_ms, note=note)
         except Exception as e:  # an engine error fails the match (its task), not the bot's stream
             self._fail(e)
         else:
@@ -522,12 +539,14 @@ class Match:
         s.history_sent = self.ply
         s.channel.turn(self, p.seat, p.turn_id, history_from, move_ms, bank_ms)
 
-    def _play(self, action: Any, actor: int, *, think_ms: float | None = None, fallback: bool = False) -> None:
+    def _play(
+        self, action: Any, actor: int, *, think_ms: float | None = None, fallback: bool = False, note: str = ""
+    ) -> None:
         text = str(action)
         history = self.history
         if actor >= 0:
             ms = None if think_ms is None else round(think_ms, 1)
-            line = ply_line(len(history), actor, text, ms, int(self.seats[actor].clock.bank_ms), fallback)
+            line = ply_line(len(history), actor, text, ms, int(self.seats[actor].clock.bank_ms), fallback, note)
         else:
             line = ply_line(len(history), actor, text)
         self.state = self.state.apply(action)
@@ -673,9 +692,10 @@ class _Resume(Visitor):
     def ply(self, ply: Ply, action: Any, before: games.State, after: games.State) -> None:
         self.match.history.append((ply.actor, ply.action))
         if ply.actor >= 0:
-            clock = self.match.seats[ply.actor].clock
-            clock.moves += 1
-            clock.bank_ms = float(ply.bank_ms)
+            seat = self.match.seats[ply.actor]
+            seat.clock.moves += 1
+            seat.clock.bank_ms = float(ply.bank_ms)
+            seat.note_bytes += len(ply.note.encode())
 
     def incident(self, event: Incident, state: games.State) -> None:
         if isinstance(event, Strike):

@@ -209,17 +209,14 @@ class RefereeServicer(referee_pb2_grpc.RefereeServiceServicer):
     async def WatchMatch(  # noqa: N802
         self, request: referee_pb2.WatchMatchRequest, context: grpc.aio.ServicerContext
     ) -> AsyncIterator[referee_pb2.WatchMatchResponse]:
-        """The match's transcript lines as they come; other seats' refused text and reasons only for the admin."""
+        """The match's transcript lines as they come; the seats' refused texts, reasons and notes only for the admin."""
         admin = await self._admin(context)
         match = self.referee.matches.get(request.match_id)
         if match is None:
             await abort(context, grpc.StatusCode.NOT_FOUND, f"no match {request.match_id!r}")
+        public: frozenset[int] | None = None if admin else frozenset()
         async for line in match.follow():
-            if not admin and '"refusal"' in line:
-                event = transcript.parse_event(line)
-                if isinstance(event, transcript.Refusal):
-                    line = event.public().to_line()
-            yield referee_pb2.WatchMatchResponse(transcript_line=line)
+            yield referee_pb2.WatchMatchResponse(transcript_line=transcript.seat_view(line, public))
         if match.result is not None:
             yield referee_pb2.WatchMatchResponse(result=result_to_proto(match.result))
 

@@ -5,7 +5,8 @@ One JSON object per line, each with a ``type``:
 - ``header`` (first line): format, version, match_id, game_id, engine_version, sdk_version, rated,
   seats (seat, bot_name, bot_version), time_control, seed_sha256, started_at.
 - ``ply``: ply, actor (seat, or -1 for chance), action (canonical notation); for seats also
-  think_ms, bank_ms (left after the move) and fallback (true when the referee played it).
+  think_ms, bank_ms (left after the move) and fallback (true when the referee played it), and the
+  bot's ``note`` on its move when it sent one (the seat's private data: ``seat_view`` leaves it out).
 - ``refusal``: ply, seat, action, code, reason (the public form of another seat's refusal has no
   action and no reason).
 - ``strike``: ply, seat, strikes (count so far), reason (``timeout``, or ``refusals``: too many in one turn).
@@ -29,8 +30,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, ClassVar, TypeAlias
 
@@ -130,8 +131,9 @@ class Header(_Event):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Ply(_Event):
-    """A ply. ``think_ms``, ``bank_ms`` and ``fallback`` belong to seat plies (actor >= 0) only: a
-    chance ply's line has none of them."""
+    """A ply. ``think_ms``, ``bank_ms``, ``fallback`` and ``note`` belong to seat plies (actor >= 0) only: a
+    chance ply's line has none of them. ``note`` is the bot's own note on its move ("" none: the line
+    leaves it out), private to its seat (``public``)."""
 
     TYPE: ClassVar[str] = "ply"
     ply: int
@@ -140,19 +142,33 @@ class Ply(_Event):
     think_ms: float | None = None  # as the referee measured it; None for a fallback
     bank_ms: int = 0  # time bank left after the move
     fallback: bool = False
+    note: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         if self.actor < 0:
             return {"type": "ply", "ply": self.ply, "actor": self.actor, "action": self.action}
-        return {"type": "ply", "ply": self.ply, "actor": self.actor, "action": self.action,
-                "think_ms": self.think_ms, "bank_ms": self.bank_ms, "fallback": self.fallback}  # fmt: skip
+        d: dict[str, Any] = {"type": "ply", "ply": self.ply, "actor": self.actor, "action": self.action,
+                             "think_ms": self.think_ms, "bank_ms": self.bank_ms, "fallback": self.fallback}  # fmt: skip
+        if self.note:
+            d["note"] = self.note
+        return d
 
     def to_line(self) -> str:
-        return ply_line(self.ply, self.actor, self.action, self.think_ms, self.bank_ms, self.fallback)
+        return ply_line(self.ply, self.actor, self.action, self.think_ms, self.bank_ms, self.fallback, self.note)
+
+    def public(self) -> Ply:
+        """The form other seats and the public see: the same ply without the bot's note."""
+        return replace(self, note="")
 
 
 def ply_line(
-    ply: int, actor: int, action: str, think_ms: float | None = None, bank_ms: int = 0, fallback: bool = False
+    ply: int,
+    actor: int,
+    action: str,
+    think_ms: float | None = None,
+    bank_ms: int = 0,
+    fallback: bool = False,
+    note: str = "",
 ) -> str:
     """``Ply(...).to_line()`` without building the Ply: the referee writes one of these per ply. Formatted
     directly, the same bytes as encoding ``to_dict()`` (numbers as repr, the action as JSON's own string
@@ -162,9 +178,11 @@ def ply_line(
         return head + "}"
     ms = "null" if think_ms is None else repr(think_ms)
     if ms in _NON_FINITE:  # JSON writes these NaN, Infinity, -Infinity
-        event = Ply(ply=ply, actor=actor, action=action, think_ms=think_ms, bank_ms=bank_ms, fallback=fallback)
+        event = Ply(ply=ply, actor=actor, action=action, think_ms=think_ms, bank_ms=bank_ms, fallback=fallback,
+                    note=note)  # fmt: skip
         return _ENCODER.encode(event.to_dict())
-    return f'{head},"think_ms":{ms},"bank_ms":{bank_ms!r},"fallback":{"true" if fallback else "false"}}}'
+    tail = f',"note":{_json_str(note)}}}' if note else "}"
+    return f'{head},"think_ms":{ms},"bank_ms":{bank_ms!r},"fallback":{"true" if fallback else "false"}{tail}'
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -376,8 +394,12 @@ def _ply(f: _Fields) -> Ply:
     ply, actor, action = f.integer("ply"), f.integer("actor"), f.text("action")
     if actor < 0:
         return Ply(ply=ply, actor=actor, action=action)
-    return Ply(ply=ply, actor=actor, action=action, think_ms=f.ms("think_ms"), bank_ms=f.integer("bank_ms"),
-               fallback=f.flag("fallback"))  # fmt: skip
+    think_ms, bank_ms, fallback = f.ms("think_ms"), f.integer("bank_ms"), f.flag("fallback")
+    note = f.optional_text("note")
+    if note == "":  # no note is no field: the line must write back as it was
+        raise f._bad("note", "a non-empty string when present")
+    return Ply(ply=ply, actor=actor, action=action, think_ms=think_ms, bank_ms=bank_ms, fallback=fallback,
+               note=note or "")  # fmt: skip
 
 
 def _refusal(f: _Fields) -> Refusal:
@@ -454,6 +476,22 @@ def parse_event(line: str | bytes) -> Event:
     except RecursionError:
         raise TranscriptError("not JSON: nested too deeply") from None
     return event_from_dict(d)
+
+
+def seat_view(line: str, seats: Container[int] | None) -> str:
+    """``line`` as a reader allowed the private data of ``seats`` reads it (None: of every seat, the
+    whole transcript; an empty set: the public form). Another seat's refusal loses its refused text and
+    the referee's reason (``Refusal.public``), another seat's ply its bot's note (``Ply.public``); every
+    other line comes back as it is. The one rule of what is private in a transcript: the referee's
+    watchers, the gateway's downloads and streams and the website all apply it."""
+    if seats is None or ('"refusal"' not in line and '"note"' not in line):
+        return line
+    event = parse_event(line)
+    if isinstance(event, Refusal) and event.seat not in seats:
+        return event.public().to_line()
+    if isinstance(event, Ply) and event.note and event.actor not in seats:
+        return event.public().to_line()
+    return line
 
 
 def is_footer(line: str) -> bool:

@@ -25,8 +25,8 @@ from referee import games
 from referee.wire import bot_pb2, bot_pb2_grpc
 from referee.wire.contract import MAX_BATCH, bearer_metadata, from_proto_enum, to_proto_enum
 from referee.wire.tls import ClientTls, aio_channel
-from referee.wire.values import EndReason, RefusalCode, SeatStatus, bot_text_error
-from sdk.bot import Bot, MatchInfo, MatchOutcome, Refusal, SeatOutcome, Turn
+from referee.wire.values import EndReason, RefusalCode, SeatStatus, bot_text_error, fit_note
+from sdk.bot import Bot, MatchInfo, MatchOutcome, Noted, Refusal, SeatOutcome, Turn
 
 log = structlog.get_logger("sdk.client")
 
@@ -80,6 +80,8 @@ class _Match:
     actions: list[Any] = field(default_factory=list)  # the actions played, in ply order
     current: Turn | None = None
     retries: int = 0
+    note_bytes: int = 0  # what this seat's notes hold in the match, as the referee counts them (fit_note)
+    last_note: int = 0  # bytes of the note sent with the last answer (given back if it is refused)
     task: asyncio.Task[None] | None = field(default=None, repr=False)
 
     @property
@@ -308,11 +310,30 @@ class BotClient:
             if self.on_error is not None:
                 self.on_error(e)
             return
+        note = ""
+        if isinstance(action, Noted):
+            action, note = action.action, action.note
+            note = self._fit_note(turn, str(note) if note is not None else "")
         self._send(
             bot_pb2.PlayRequest(
-                action=bot_pb2.SubmitAction(match_id=turn.match_id, seat=turn.seat, turn_id=turn_id, action=str(action))
+                action=bot_pb2.SubmitAction(
+                    match_id=turn.match_id, seat=turn.seat, turn_id=turn_id, action=str(action), note=note
+                )
             )
         )
+
+    def _fit_note(self, turn: Turn, note: str) -> str:
+        """The note as the referee will record it (``fit_note``: the same limits and checks), so that
+        nothing over them is sent; a cut or dropped note is a warning in the author's log, with why."""
+        match = self.matches.get(f"{turn.match_id}/{turn.seat}")
+        used = match.note_bytes if match is not None else 0
+        kept, why = fit_note(note, used)
+        if why:
+            self.log.warning("note cut", match_id=turn.match_id, seat=turn.seat, ply=turn.ply, reason=why)
+        if match is not None:
+            match.last_note = len(kept.encode())
+            match.note_bytes += match.last_note
+        return kept
 
     def _refused(self, r: bot_pb2.ActionRefused) -> None:
         code = str(from_proto_enum(RefusalCode, r.code) or "unspecified")
@@ -320,6 +341,9 @@ class BotClient:
             "action refused", match_id=r.match_id, seat=r.seat, action=r.action, code=code, reason=r.reason
         )
         match = self.matches.get(f"{r.match_id}/{r.seat}")
+        if match is not None:  # the refused answer's note was not recorded
+            match.note_bytes -= match.last_note
+            match.last_note = 0
         if match is None or match.current is None or code in _NOT_RETRIED:
             return
         if match.retries >= MAX_RETRIES_PER_TURN:

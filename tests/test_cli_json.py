@@ -161,7 +161,7 @@ def test_transcript_verify_show_and_html_json(tmp_path: Path) -> None:
     assert doc["header"]["rated"] is False and doc["header"]["seats"][0]["seat"] == 0
     chance, seat_ply = doc["events"][0], next(e for e in doc["events"] if e["type"] == "ply" and e["actor"] >= 0)
     assert chance == {"type": "ply", "ply": 0, "actor": -1, "action": chance["action"], "think_ms": None,
-                      "bank_ms": None, "fallback": None}  # fmt: skip
+                      "bank_ms": None, "fallback": None, "note": None}  # fmt: skip
     assert set(seat_ply) == set(chance) and isinstance(seat_ply["fallback"], bool)
     assert doc["footer"]["end_reason"] == "forfeit" and doc["footer"]["forfeited"] == [0] and doc["boards"] == []
     quiet = out("transcript", "show", str(DATA / "shangrila-4p.jsonl"), "-q", "--boards", "--json")

@@ -64,6 +64,8 @@ def cmd_transcript_show(args: argparse.Namespace) -> int:
                 extra += "  [fallback]" if ply.fallback else ""
             if not args.quiet:
                 console.print(f"{ply.ply:>5} {actor:<7} {ply.action:<34}{extra}", highlight=False)
+                if ply.note:  # the bot's own note (its owner's copy only)
+                    console.print(f"{'':>5} {'':<7} note: {ply.note}", highlight=False)
             if args.boards and _milestone(before, after):
                 console.print(after.render(), highlight=False)
 
@@ -119,10 +121,13 @@ def cmd_transcript_show(args: argparse.Namespace) -> int:
 
 def _event(event: transcripts.Event) -> dict[str, Any]:
     """A transcript event for ``--json``: its ``type`` and every field, one its line leaves out as null
-    (a chance ply's ``think_ms``, ``bank_ms`` and ``fallback``, the hidden part of a public refusal)."""
+    (a chance ply's ``think_ms``, ``bank_ms`` and ``fallback``, a ply's absent ``note``, the hidden part of a
+    public refusal)."""
     doc: dict[str, Any] = {"type": event.TYPE, **json_value(event)}
-    if isinstance(event, transcripts.Ply) and event.actor < 0:
-        doc.update(think_ms=None, bank_ms=None, fallback=None)
+    if isinstance(event, transcripts.Ply):
+        doc["note"] = event.note or None
+        if event.actor < 0:
+            doc.update(think_ms=None, bank_ms=None, fallback=None)
     return doc
 
 

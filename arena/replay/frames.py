@@ -106,6 +106,8 @@ class _Recorder(transcripts.Visitor):
             move["bank_ms"] = ply.bank_ms
             if ply.fallback:
                 move["fallback"] = True
+            if ply.note:  # the seat's private data: only a copy with it (its owner's) has any
+                move["note"] = ply.note
         move.update(self.drawing.effect(prev["view"], now["view"], action))
         self.moves.append(move)
         self.frames.append(now)

@@ -247,16 +247,10 @@ class MatchStore:
 
 
 def public_lines(lines: Iterable[str], seats: set[int] | None) -> list[str]:
-    """The transcript as ``seats`` may see it: refusals of other seats keep their seat, ply and code
-    but lose the refused text and the referee's reason (``seats`` None: everything)."""
-    out = []
-    for line in lines:
-        if seats is not None and '"refusal"' in line:
-            event = transcript.parse_event(line)
-            if isinstance(event, transcript.Refusal) and event.seat not in seats:
-                line = event.public().to_line()
-        out.append(line)
-    return out
+    """The transcript as ``seats`` may see it (``referee.transcript.seat_view``): refusals of other seats
+    keep their seat, ply and code but lose the refused text and the referee's reason, and plies of other
+    seats lose their bot's note (``seats`` None: everything; empty: the public form)."""
+    return [transcript.seat_view(line, seats) for line in lines]
 
 
 def _record(match_id: str, raw: dict[Any, Any]) -> MatchRecord:

@@ -22,6 +22,7 @@ import json
 import time
 from collections import OrderedDict
 from typing import Any, Final
+from urllib.parse import quote
 
 import structlog
 from aiohttp import web
@@ -370,7 +371,7 @@ async def match_page(request: web.Request) -> web.Response:
                 hub.finished.popitem(last=False)
         else:
             hub.finished.move_to_end(record.match_id)
-        return _replay_page(request, record, json.loads(page), page, live=False)
+        return replay_page(request, record, json.loads(page), page, live=False)
     if record.status is MatchStatus.RUNNING:
         follower = hub.follower(record.match_id)
         with contextlib.suppress(TimeoutError):
@@ -380,17 +381,20 @@ async def match_page(request: web.Request) -> web.Response:
             n, page = snapshot
             data = json.loads(page)
             data["live"] = {"url": request.app.router["match_live"].url_for(match_id=record.match_id).path, "from": n}
-            return _replay_page(request, record, data, script_json(data), live=True)
+            return replay_page(request, record, data, script_json(data), live=True)
     return render(request, "match_waiting.html", match=record, refresh=WAITING_REFRESH_S,
                   state=record.status.value if record.status else "unknown")  # fmt: skip
 
 
-def _replay_page(
-    request: web.Request, record: MatchRecord, data: dict[str, Any], page: str, live: bool
+def replay_page(
+    request: web.Request, record: MatchRecord, data: dict[str, Any], page: str, live: bool, download: str = ""
 ) -> web.Response:
+    """The site's replay page of ``data`` (``replay_data``; ``page`` is its JSON), its download link to
+    ``download`` (default: the public transcript)."""
     game_id = data["game"]["game_id"]
+    download = download or f"/matches/{quote(record.match_id)}.jsonl"
     return render(
-        request, "match.html", match=record, live=live, title=title_of(data), data_json=page,
+        request, "match.html", match=record, live=live, title=title_of(data), data_json=page, download=download,
         body=body_markup(), errors_js=error_script(), game_id=game_id,
         script_url=f"/replay/{game_id}.js?v={_version(site_script(game_id))}",
         style_url=f"/replay/{game_id}.css?v={_version(site_style(game_id))}",

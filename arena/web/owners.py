@@ -28,11 +28,14 @@ from urllib.parse import urlsplit
 from aiohttp import web
 
 from arena import keys
+from arena.replay.frames import replay_data
+from arena.replay.page import script_json
 from arena.service.matches import MatchRecord, public_lines
 from arena.service.ratelimit import REQUEST, SESSION
 from arena.service.registry import BotRecord
 from arena.web.app import CONFIG, DATA, render
 from arena.web.limits import CLIENT, address_of, too_many
+from arena.web.live import replay_page
 from referee import transcript
 from referee.wire.values import token_sha256
 
@@ -265,6 +268,28 @@ async def owner_match(request: web.Request) -> web.Response:
     seats, refusals = _own_refusals(text, await data.call(_own_seats, data, match_id, s.owner))
     response = render(request, "owner_match.html", owner=s.owner, match_id=match_id, seats=seats,
                       refusals=refusals)  # fmt: skip
+    response.headers["Cache-Control"] = "private, no-store"
+    return response
+
+
+@routes.get(r"/owner/matches/{match_id:[^/.]+}/replay", name="owner_replay")
+async def owner_replay(request: web.Request) -> web.Response:
+    """The match's replay from the owner's copy of its transcript: beside its bots' moves, their own
+    notes (and their refusals in full), which the public replay never has; the same 404 as the download
+    for anyone else's match. Made for each request and cached nowhere (``private, no-store``)."""
+    s = await session(request)
+    if s is None:
+        return _see_other("/signin")
+    data = request.app[DATA]
+    match_id = request.match_info["match_id"]
+    text = await data.call(_transcript_for, data, match_id, s.owner)
+    record = await data.call(data.matches.describe, match_id)
+    if text is None or record is None:
+        raise web.HTTPNotFound(text="No finished match of your bots has that id.")
+    lines = text.removesuffix("\n").split("\n")  # not splitlines: U+2028 may be in a line
+    replay = await data.call(replay_data, lines)
+    download = request.app.router["owner_transcript"].url_for(match_id=match_id).path
+    response = replay_page(request, record, replay, script_json(replay), live=False, download=download)
     response.headers["Cache-Control"] = "private, no-store"
     return response
 

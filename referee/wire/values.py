@@ -124,6 +124,40 @@ def bot_text_error(**fields: str) -> str | None:
     return None
 
 
+NOTE_MAX_BYTES: Final = 256
+"""The longest note a bot may send with one action (UTF-8 bytes); a longer one is cut to it."""
+NOTES_MAX_BYTES: Final = 16 * 1024
+"""A seat's notes in one match, at most (UTF-8 bytes): a transcript stays small whatever a bot sends."""
+
+
+def fit_note(note: str, used: int = 0) -> tuple[str, str]:
+    """(the note as it is recorded, why that differs from ``note``: empty when it is recorded as sent).
+
+    ``used`` is what the seat's notes already hold in this match. A note is bot text like a name
+    (``bot_text_error``): one with a non-printable character (a control, a line break, a bidi override)
+    is left out whole; one longer than ``NOTE_MAX_BYTES`` or than what is left of ``NOTES_MAX_BYTES`` is
+    cut there, at a character boundary. Spaces at either end are dropped. The referee records what this
+    gives and the SDK warns its author with the same reason; neither costs the move anything."""
+    note = note.strip(" ")
+    if not note:
+        return "", ""
+    if not note.isprintable():
+        bad = next(c for c in note if not c.isprintable())
+        return "", f"note left out: it contains the non-printable character U+{ord(bad):04X} (printable text only)"
+    data = note.encode()
+    room = min(NOTE_MAX_BYTES, max(0, NOTES_MAX_BYTES - used))
+    if len(data) <= room:
+        return note, ""
+    kept = data[:room].decode("utf-8", "ignore").rstrip(" ")
+    if len(data) > NOTE_MAX_BYTES and room == NOTE_MAX_BYTES:
+        why = f"note cut to {NOTE_MAX_BYTES} bytes (it had {len(data):,}; at most {NOTE_MAX_BYTES} a move)"
+    elif kept:
+        why = f"note cut to {len(kept.encode())} bytes: this seat's notes reach {NOTES_MAX_BYTES:,} bytes in this match"
+    else:
+        why = f"note left out: this seat's notes reached {NOTES_MAX_BYTES:,} bytes in this match"
+    return kept, why
+
+
 def sha256_hex(text: str) -> str:
     """Hex SHA-256 of the UTF-8 text: how tokens are stored and seeds published."""
     return hashlib.sha256(text.encode()).hexdigest()

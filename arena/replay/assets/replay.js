@@ -264,6 +264,10 @@
     return row;
   }
 
+  function noteOf(m) {  // the bot's own note on its move: only in its owner's copy of a transcript
+    return h("span", { "class": "bot-note", title: seatName(m.actor) + "'s note" }, h("bdi", { text: m.note }));
+  }
+
   function moveRow(m, k) {  // the row of move k, which leads to frame k + 1
     var classes = "ply" + (m.actor < 0 ? " chance" : "") + (m.fallback ? " fallback" : "");
     var row = h("li", { "class": classes, "data-frame": k + 1, "data-ply": m.ply, "data-kind": m.actor < 0 ? "chance" : "ply",
@@ -272,7 +276,8 @@
       h("span", { "class": "n", text: m.ply }), chip(m.actor),
       h("span", { "class": "act", title: m.action }, m.fallback ? h("span", { "class": "badge soft", text: "fallback" }) : null, m.action),
       h("span", { "class": "t", text: m.actor < 0 ? "" : m.fallback ? "timeout" : seconds(m.think_ms) }),
-      h("span", { "class": "bank", text: m.actor < 0 ? "" : seconds(m.bank_ms) }));
+      h("span", { "class": "bank", text: m.actor < 0 ? "" : seconds(m.bank_ms) }),
+      m.note ? noteOf(m) : null);
     moveRows.push(row);
     return row;
   }
@@ -352,6 +357,7 @@
     if (m) {
       var detail = G.event ? G.event(m) : null;
       if (detail) box.appendChild(detail);
+      if (m.note) box.appendChild(h("div", { "class": "bot-note", id: "event-note" }, h("b", { text: seatName(m.actor) + "'s note: " }), noteOf(m)));
       if (m.fallback) box.appendChild(h("div", { "class": "incident-note", text: "The referee played this move for " + seatName(m.actor) + " (the documented fallback)." }));
     }
     var here = D.incidents.filter(function (x) { return x.ply === k; });

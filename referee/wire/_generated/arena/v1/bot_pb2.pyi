@@ -150,30 +150,34 @@ class Turn(_message.Message):
     def __init__(self, match_id: _Optional[str] = ..., seat: _Optional[int] = ..., turn_id: _Optional[int] = ..., ply: _Optional[int] = ..., history: _Optional[_Iterable[_Union[PlyRecord, _Mapping]]] = ..., view_json: _Optional[str] = ..., legal_actions: _Optional[_Iterable[str]] = ..., move_ms: _Optional[int] = ..., time_bank_ms: _Optional[int] = ...) -> None: ...
 
 class SubmitAction(_message.Message):
-    __slots__ = ("match_id", "seat", "turn_id", "action")
+    __slots__ = ("match_id", "seat", "turn_id", "action", "note")
     MATCH_ID_FIELD_NUMBER: _ClassVar[int]
     SEAT_FIELD_NUMBER: _ClassVar[int]
     TURN_ID_FIELD_NUMBER: _ClassVar[int]
     ACTION_FIELD_NUMBER: _ClassVar[int]
+    NOTE_FIELD_NUMBER: _ClassVar[int]
     match_id: str
     seat: int
     turn_id: int
     action: str
-    def __init__(self, match_id: _Optional[str] = ..., seat: _Optional[int] = ..., turn_id: _Optional[int] = ..., action: _Optional[str] = ...) -> None: ...
+    note: str
+    def __init__(self, match_id: _Optional[str] = ..., seat: _Optional[int] = ..., turn_id: _Optional[int] = ..., action: _Optional[str] = ..., note: _Optional[str] = ...) -> None: ...
 
 class ActionAccepted(_message.Message):
-    __slots__ = ("match_id", "seat", "turn_id", "action", "think_ms")
+    __slots__ = ("match_id", "seat", "turn_id", "action", "think_ms", "note_reason")
     MATCH_ID_FIELD_NUMBER: _ClassVar[int]
     SEAT_FIELD_NUMBER: _ClassVar[int]
     TURN_ID_FIELD_NUMBER: _ClassVar[int]
     ACTION_FIELD_NUMBER: _ClassVar[int]
     THINK_MS_FIELD_NUMBER: _ClassVar[int]
+    NOTE_REASON_FIELD_NUMBER: _ClassVar[int]
     match_id: str
     seat: int
     turn_id: int
     action: str
     think_ms: int
-    def __init__(self, match_id: _Optional[str] = ..., seat: _Optional[int] = ..., turn_id: _Optional[int] = ..., action: _Optional[str] = ..., think_ms: _Optional[int] = ...) -> None: ...
+    note_reason: str
+    def __init__(self, match_id: _Optional[str] = ..., seat: _Optional[int] = ..., turn_id: _Optional[int] = ..., action: _Optional[str] = ..., think_ms: _Optional[int] = ..., note_reason: _Optional[str] = ...) -> None: ...
 
 class ActionRefused(_message.Message):
     __slots__ = ("match_id", "seat", "turn_id", "action", "code", "reason", "remaining_ms")
