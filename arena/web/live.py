@@ -31,7 +31,7 @@ from arena.redis_client import TROUBLE, connect_async, trouble
 from arena.replay.frames import LiveReplay, apply_update, replay_data
 from arena.replay.page import body_markup, error_script, script_json, site_script, site_style, title_of
 from arena.service.archive import ArchiveError
-from arena.service.matches import MatchRecord, public_lines
+from arena.service.matches import MatchRecord, entry_lines, public_lines
 from arena.web.app import CONFIG, DATA, render
 from arena.web.data import WebData
 from referee import games, transcript
@@ -192,7 +192,7 @@ class Follower:
                 for _, entries in reply or []:
                     for entry_id, fields in entries:
                         last = entry_id
-                        lines.append(keys.text(fields[b"line"]))
+                        lines += entry_lines(fields)
                 if lines:
                     await self._add(lines)
                     quiet_since = time.monotonic()
