@@ -234,6 +234,29 @@ def test_event_lines_follow_the_log_or_are_refused(redis_url: str) -> None:
     assert q.append_events("w2", [(claim, ["x"])], {"m1": 3}) == {"m1"}  # not the lease holder
 
 
+def test_appends_ask_no_script_exists_and_survive_a_redis_that_lost_its_scripts(redis_url: str) -> None:
+    """A flush is one round trip of EVALSHAs (a redis-py pipeline of scripts asked SCRIPT EXISTS first, a
+    command and a round trip more every flush); a Redis without the script (flushed, restarted, failed
+    over) gets it loaded and the refused appends again, once each."""
+    q = queue(redis_url)
+    q.enqueue(match("m1"))
+    claim = q.claim("w1")
+    assert claim is not None
+
+    def calls(name: str) -> int:
+        stats: Any = q.r.info("commandstats")
+        return int(stats.get(f"cmdstat_{name}", {}).get("calls", 0))
+
+    asked = calls("script|exists")
+    for n in range(5):
+        assert q.append_events("w1", [(claim, [f"l{n}"])], {"m1": n}) == set()
+    assert calls("script|exists") == asked
+    q.r.script_flush()
+    assert q.append_events("w1", [(claim, ["l5", "l6"])], {"m1": 5}) == set()
+    assert [line for _, line in MatchStore(q.r).events("m1")] == [f"l{n}" for n in range(7)]
+    assert q.append_events("w2", [(claim, ["x"])], {"m1": 6}) == {"m1"}  # the fence holds as before
+
+
 def test_an_event_log_written_before_batches_reads_the_same(redis_url: str) -> None:
     """A match running through an upgrade: its entries of one line each (``keys.EVENT_LINE``), then batches."""
     r = redis.Redis.from_url(redis_url)

@@ -278,14 +278,30 @@ class MatchQueue:
         its log holds before this one), only right after them: a log that lost its last entries in a Redis
         failover, or holds a retried batch already, is never appended to with a gap or twice. Returns the
         match ids whose lines were refused so; their worker lets them go, and the takeover replays from
-        the log."""
-        pipe = self.r.pipeline(transaction=False)
-        for claim, lines in batches:
-            before = (logged or {}).get(claim.match_id, -1)
-            self._append(keys=[keys.queue(claim.priority), keys.events(claim.match_id)],
-                         args=[keys.CONSUMER_GROUP, claim.entry_id, worker, before, "\n".join(lines)],
-                         client=pipe)  # fmt: skip
-        replies = pipe.execute()
+        the log.
+
+        Sent as plain EVALSHAs: a pipeline of redis-py ``Script`` calls asks ``SCRIPT EXISTS`` first, a
+        round trip and a command more for every flush. A Redis that does not have the script (restarted,
+        failed over) answers NOSCRIPT to those, which are loaded and sent again (only those: they did
+        nothing)."""
+        replies: list[Any] = [None] * len(batches)
+        todo = list(range(len(batches)))
+        for attempt in range(2):
+            pipe = self.r.pipeline(transaction=False)
+            for i in todo:
+                claim, lines = batches[i]
+                before = (logged or {}).get(claim.match_id, -1)
+                pipe.evalsha(self._append.sha, 2, keys.queue(claim.priority), keys.events(claim.match_id),
+                             keys.CONSUMER_GROUP, claim.entry_id, worker, before, "\n".join(lines))  # fmt: skip
+            for i, reply in zip(todo, pipe.execute(raise_on_error=False), strict=True):
+                replies[i] = reply
+            todo = [i for i in todo if isinstance(replies[i], redis.exceptions.NoScriptError)]
+            if not todo or attempt:
+                break
+            self.r.script_load(_APPEND)
+        for reply in replies:
+            if isinstance(reply, Exception):
+                raise reply
         return {claim.match_id for (claim, _), n in zip(batches, replies, strict=True) if n in (-1, -2)}
 
     def announce(self, worker: str, claim: Claim, address: str, bots: tuple[str, ...], game_id: str,
