@@ -484,7 +484,7 @@ class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
                             yield arena_pb2.FollowMatchResponse(transcript_line=public)
                         if transcript.is_footer(line):
                             return
-            if not reply:  # idle: look whether it finished (its event log may have expired since)
+            if not reply:  # idle: look whether it finished (its event log goes with the result)
                 stored = await self._call(context, self.store.transcript, request.match_id)
 
     async def GetTranscript(  # noqa: N802

@@ -217,7 +217,7 @@ class Follower:
             GAUGES.followers -= 1
 
     async def _finished_check(self) -> None:
-        """An idle log: has the match ended without a footer in its log (aborted, or the log expired)?
+        """An idle log: has the match ended without a footer in its log (aborted, or the log went with the result)?
         Then the stored transcript's lines not yet sent are sent, and the stream ends."""
         data = self.hub.data
         try:
