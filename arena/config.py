@@ -46,9 +46,9 @@ SETTINGS: Final = {
         Setting("rate_window_s", "ARENA_RATE_WINDOW_S", 60, "the rate limits' window, in seconds"),
         Setting("archive", "ARENA_ARCHIVE", "", "folder of archived transcripts (shared by every gateway); "
                 "empty: transcripts stay in Redis"),
-        Setting("transcript_retention_min", "ARENA_TRANSCRIPT_RETENTION_MIN", 10,
-                "minutes a finished match's transcript stays in Redis before it moves to --archive (sooner "
-                "when Redis is half full)"),
+        Setting("transcript_retention_min", "ARENA_TRANSCRIPT_RETENTION_MIN", 0,
+                "minutes a finished match's transcript stays in Redis before it moves to --archive (0: "
+                "seconds after it ends; sooner when Redis is half full)"),
         Setting("ladder_games_per_hour", "ARENA_LADDER_GAMES_PER_HOUR", 60,
                 "ladder matches the scheduler queues per bot and hour at most (0: no limit)"),
         Setting("listen", "ARENA_LISTEN", "", "address a service listens on (host:port)"),

@@ -59,18 +59,29 @@ def matches_by_game(game_id: str) -> str:
 
 
 def match_seed(match_id: str) -> str:
-    """String: the match's seed, kept apart from the public match record until the match ends."""
+    """String: the match's seed, kept apart from the public match record until the match ends (deleted
+    then: the result and the transcript's footer reveal it)."""
     return f"{PREFIX}seed:{match_id}"
 
 
 def events(match_id: str) -> str:
-    """Stream: the match's transcript lines as recorded (the event log a takeover resumes from)."""
+    """Stream: the match's transcript lines as recorded (the event log a takeover resumes from), one entry per
+    flush of its worker (``EVENT_LINES``), while it runs: deleted with the result, which stores the whole
+    transcript."""
     return f"{PREFIX}events:{match_id}"
+
+
+EVENT_LINES: Final = "lines"
+"""Field of an ``events()`` entry: the transcript lines one flush of the worker appended, joined by newlines
+(a line is JSON: it has none). Entries written before batches have one ``EVENT_LINE`` instead; read either
+with ``arena.service.matches.entry_lines``."""
+EVENT_LINE: Final = "line"
 
 
 def transcript(match_id: str) -> str:
     """String: the full JSON Lines transcript of a finished match, stored once with its result; moved to
-    the archive after the retention period (``arena.service.archive``; the match hash says where)."""
+    the archive after the retention period, by default seconds later (``arena.service.archive``; the match
+    hash says where)."""
     return f"{PREFIX}transcript:{match_id}"
 
 

@@ -30,6 +30,7 @@ from arena import keys  # noqa: E402
 from arena.local.arena import LocalArena  # noqa: E402
 from arena.redis_client import connect  # noqa: E402
 from arena.service.client import ArenaClient  # noqa: E402
+from arena.service.matches import entry_lines  # noqa: E402
 from referee.logs import configure  # noqa: E402
 from sdk.arena_client import ArenaBotRunner  # noqa: E402
 from sdk.bot import Bot, Turn  # noqa: E402
@@ -56,11 +57,12 @@ def first_move_after_resume(r: Any, match_id: str) -> float | None:
     """Unix time of the first seat ply recorded after the match's ``resumed`` line, or None yet."""
     resumed = False
     for entry_id, fields in r.xrange(keys.events(match_id)):
-        event = json.loads(fields[b"line"])
-        if event["type"] == "resumed":
-            resumed = True
-        elif resumed and event["type"] == "ply" and event["actor"] >= 0:
-            return int(entry_id.split(b"-")[0]) / 1000
+        for line in entry_lines(fields):
+            event = json.loads(line)
+            if event["type"] == "resumed":
+                resumed = True
+            elif resumed and event["type"] == "ply" and event["actor"] >= 0:
+                return int(entry_id.split(b"-")[0]) / 1000
     return None
 
 

@@ -33,6 +33,7 @@ from arena.local.arena import LocalArena, WorkerProcess, arena_command
 from arena.local.ladder_runner import LadderRunner
 from arena.redis_client import connect
 from arena.service.client import ArenaClient
+from arena.service.matches import entry_lines
 from referee import transcript as transcripts
 from sdk.bot import Bot, MatchOutcome, Turn
 from tests.tcpproxy import TcpProxy
@@ -68,6 +69,7 @@ class Kill:
     at: float  # unix time
     worker: str
     matches: list[str]  # running on it then
+    moved: dict[str, float] = field(default_factory=dict)  # match -> its first seat ply after (``_watch_moves``)
 
 
 @dataclass
@@ -160,7 +162,8 @@ def _unfinished(r: Any, match_ids: list[str]) -> list[str]:
 
 
 def _resumed(r: Any, match_id: str) -> bool:
-    return any(b'"type":"resumed"' in fields[b"line"] for _, fields in r.xrevrange(keys.events(match_id), count=50))
+    entries: Any = r.xrevrange(keys.events(match_id), count=50)
+    return any('"type":"resumed"' in line for _, fields in entries for line in entry_lines(fields))
 
 
 def _worker_of(arena: LocalArena, worker_id: str) -> WorkerProcess | None:
@@ -246,6 +249,7 @@ async def kill_run(
                     ids.append(mid)
                 stop_at = time.monotonic() + timeout_s
                 churning = asyncio.create_task(_churn(admin, report, rng.random())) if churn else None
+                watching = asyncio.create_task(_watch_moves(r, report))
                 while len(report.kills) < kills and _steady(_unfinished, r, ids) and time.monotonic() < stop_at:
                     await asyncio.sleep(rng.uniform(*kill_every))
                     running = _steady(_running_on, r, ids)
@@ -287,6 +291,7 @@ async def kill_run(
                         progress(f"kill {len(report.kills)}: {worker_id} with {len(on[worker_id])} matches")
                 while _steady(_unfinished, r, ids) and time.monotonic() < stop_at:
                     await asyncio.sleep(0.2)
+                watching.cancel()
                 if churning is not None:
                     tokens_done = await _stop(churning)
                     _check_churn(r, tokens_done, report)
@@ -539,7 +544,7 @@ def _read_back(r: Any, ids: list[str], report: KillReport, folder: Path) -> None
     for kill in report.kills:
         report.kill_to_move_by_kill.append([])
         for mid in kill.matches:
-            moved = _next_seat_ply(r, mid, kill.at, lines_of=report)
+            moved = kill.moved.get(mid)
             if moved is not None:
                 report.kill_to_move_s.append(moved - kill.at)
                 report.kill_to_move_by_kill[-1].append(moved - kill.at)
@@ -608,15 +613,33 @@ def _read_told(r: Any, report: KillReport, logs: Path) -> None:
                 report.told_wrong.append(f"{name} {mid}")
 
 
-def _next_seat_ply(r: Any, mid: str, after: float, lines_of: KillReport) -> float | None:
-    """When the first seat ply after ``after`` was recorded (the event log's entry time), or None.
-    The event log is gone once the match is archived; it stays an hour after a match finishes."""
+def _next_seat_ply(r: Any, mid: str, after: float) -> float | None:
+    """When the first seat ply after ``after`` was recorded (the event log's entry time), or None. The
+    event log goes with the result: ``_watch_moves`` asks while the match runs."""
     start = f"{int(after * 1000) + 1}-0"
     for entry_id, fields in r.xrange(keys.events(mid), min=start):
-        event = json.loads(fields[b"line"])
-        if event["type"] == "ply" and event.get("actor", -1) >= 0:
-            return int(entry_id.split(b"-")[0]) / 1000
+        for line in entry_lines(fields):
+            event = json.loads(line)
+            if event["type"] == "ply" and event.get("actor", -1) >= 0:
+                return int(entry_id.split(b"-")[0]) / 1000
     return None
+
+
+async def _watch_moves(r: Any, report: KillReport) -> None:
+    """Until cancelled: for each kill, each of its matches' first seat ply after it (``Kill.moved``), read
+    while the match runs (its event log is deleted when it ends; a match that ends first has none)."""
+    while True:
+        for kill in list(report.kills):
+            for mid in kill.matches:
+                if mid in kill.moved:
+                    continue
+                try:
+                    moved = await asyncio.to_thread(_next_seat_ply, r, mid, kill.at)
+                except redis.RedisError:  # a failover under way: asked again next round
+                    continue
+                if moved is not None:
+                    kill.moved[mid] = moved
+        await asyncio.sleep(0.1)
 
 
 if __name__ == "__main__":  # a quick look: python -m tests.chaos

@@ -23,7 +23,7 @@ from arena.service.archive import ArchiveError, Archiver, TranscriptArchive
 from arena.service.client import ArenaClient
 from arena.service.matches import MatchStore
 from referee.wire.values import MatchStatus
-from tests.helpers import FAST, SlowRandom, call, finished, register, run_bots
+from tests.helpers import FAST, SlowRandom, call, finished, register, run_bots, wait_for
 
 DAY = 86_400.0
 
@@ -179,8 +179,9 @@ def test_a_missing_or_corrupt_archive_file_is_a_clear_error(r: Any, tmp_path: Pa
 def test_played_matches_are_archived_and_served_by_the_gateway_from_the_archive(
     redis_url: str, tmp_path: Path
 ) -> None:
-    """Real matches, a real gateway archiving with retention 0: `transcript get` (GetTranscript) and
-    FollowMatch answer from the archive with the same text; a deleted file is DATA_LOSS naming it."""
+    """Real matches, a real gateway archiving with retention 0: the event logs go with the results, the
+    transcripts within seconds (the gateway's own passes); `transcript get` (GetTranscript) and FollowMatch
+    answer from the archive with the same text; a deleted file is DATA_LOSS naming it."""
     archive = TranscriptArchive(tmp_path / "archive")
 
     async def main() -> None:
@@ -193,11 +194,14 @@ def test_played_matches_are_archived_and_served_by_the_gateway_from_the_archive(
             await finished(admin, ids, 120)
             before = {m: (await call(admin.transcript, m))[0] for m in ids}
             client = redis.Redis.from_url(redis_url)
-            assert client.exists(*(keys.events(m) for m in ids)) == len(ids)  # followable until archived
-            archiver = Archiver(client, archive, retention_s=0.0)
-            await call(archiver.run_pass, time.time() + 1)  # what the gateway's housekeeping does each minute
-            assert client.exists(*(keys.transcript(m) for m in ids)) == 0
-            assert client.exists(*(keys.events(m) for m in ids)) == 0  # the event logs went with them
+            # the event logs and seeds went with the results; the transcripts go at the gateway's next pass
+            assert client.exists(*(keys.events(m) for m in ids), *(keys.match_seed(m) for m in ids)) == 0
+
+            async def archived() -> bool:
+                return await call(client.exists, *(keys.transcript(m) for m in ids)) == 0
+
+            await wait_for(archived, 30, "the gateway's archive passes")
+            assert all(client.hget(keys.match(m), "archived_at") for m in ids)
             out = tmp_path / "got.jsonl"
             cli = await asyncio.to_thread(
                 subprocess.run, arena_command("transcript", "get", ids[1], "-o", str(out), "--gateway", arena.gateway),

@@ -13,6 +13,7 @@ import redis
 from arena import keys
 from arena.local.redisproc import RedisProcess
 from arena.results import StoredResult
+from arena.service.matches import MatchStore, entry_lines
 from arena.service.queue import LADDER_EVERY, DuplicateMatchError, MatchQueue, Priority, QueuedMatch
 from referee import games
 from referee.wire.values import EndReason, MatchResult, SeatResult, SeatStatus
@@ -102,6 +103,24 @@ def test_an_expired_lease_is_taken_over_and_the_result_counts_once(redis_url: st
     assert r.xlen("arena:results") == 1
     assert r.xpending("arena:queue:requested", "referees")["pending"] == 0
     assert q.depth() == {"requested": 0, "ladder": 0} and q.running() == 0
+
+
+def test_recording_the_result_deletes_the_event_log_and_the_seed_which_the_transcript_holds(redis_url: str) -> None:
+    """A finished match keeps no event log (about 20 KB each, an hour, before) nor seed key: the stored
+    transcript has every line and its footer the seed. A late append of the worker that lost the match
+    cannot bring the log back (the lease's fence refuses it)."""
+    q = queue(redis_url)
+    q.enqueue(match("m1"), seed="the seed")
+    claim = q.claim("w1")
+    assert claim is not None and claim.seed == "the seed"
+    assert q.append_events("w1", [(claim, ["header", "ply"])], {"m1": 0}) == set()
+    r = redis.Redis.from_url(redis_url)
+    assert r.exists(keys.events("m1"), keys.match_seed("m1")) == 2
+    assert q.complete(claim, finished("m1"), transcript="header\nply\nfooter\n", worker="w1", bots=("bot0", "bot1"))
+    assert r.exists(keys.events("m1"), keys.match_seed("m1")) == 0
+    assert r.get(keys.transcript("m1")) == b"header\nply\nfooter\n"
+    assert q.append_events("w1", [(claim, ["late"])]) == {"m1"} and r.exists(keys.events("m1")) == 0
+    assert r.zscore(keys.matches_finished(), "m1") is not None  # the archiver's work list has it
 
 
 def test_a_results_entry_carries_the_record_of_its_result(redis_url: str) -> None:
@@ -194,19 +213,54 @@ def test_a_local_redis_runs_with_the_shipped_persistence_settings(tmp_path: Path
 
 
 def test_event_lines_follow_the_log_or_are_refused(redis_url: str) -> None:
-    """A worker says how many lines the log holds before its batch: a log that lost its last lines (a Redis
-    failover whose new primary had not received them) or holds a retried batch already is not appended to
-    with a gap or twice; the match is refused, as when its lease is lost, and the takeover replays it."""
+    """A worker says how many entries (batches) the log holds before its batch: a log that lost its last
+    entries (a Redis failover whose new primary had not received them) or holds a retried batch already is
+    not appended to with a gap or twice; the match is refused, as when its lease is lost, and the takeover
+    replays it. A batch is one entry (one XADD), its lines in order."""
     q = queue(redis_url)
     q.enqueue(match("m1"))
     claim = q.claim("w1")
     assert claim is not None
     assert q.append_events("w1", [(claim, ["a", "b"])], {"m1": 0}) == set()
-    assert q.append_events("w1", [(claim, ["c"])], {"m1": 2}) == set()
-    assert q.append_events("w1", [(claim, ["c"])], {"m1": 2}) == {"m1"}  # the retry of a batch that went in
-    assert q.append_events("w1", [(claim, ["e"])], {"m1": 4}) == {"m1"}  # a gap: line 4 was lost
+    assert q.append_events("w1", [(claim, ["c"])], {"m1": 1}) == set()
+    assert q.append_events("w1", [(claim, ["c"])], {"m1": 1}) == {"m1"}  # the retry of a batch that went in
+    assert q.append_events("w1", [(claim, ["e"])], {"m1": 3}) == {"m1"}  # a gap: entry 3 was lost
     assert q.append_events("w1", [(claim, ["d"])]) == set()  # unchecked, as before
-    entries: Any = q.r.xrange(keys.events("m1"))
-    lines = [f[b"line"] for _, f in entries]
-    assert lines == [b"a", b"b", b"c", b"d"]
-    assert q.append_events("w2", [(claim, ["x"])], {"m1": 4}) == {"m1"}  # not the lease holder
+    assert q.r.xlen(keys.events("m1")) == 3
+    lines = [line for _, line in MatchStore(q.r).events("m1")]
+    assert lines == ["a", "b", "c", "d"]
+    first, second = (i for i, _ in MatchStore(q.r).events("m1")[:2])
+    assert first == second  # one flush, one entry
+    assert q.append_events("w2", [(claim, ["x"])], {"m1": 3}) == {"m1"}  # not the lease holder
+
+
+def test_appends_ask_no_script_exists_and_survive_a_redis_that_lost_its_scripts(redis_url: str) -> None:
+    """A flush is one round trip of EVALSHAs (a redis-py pipeline of scripts asked SCRIPT EXISTS first, a
+    command and a round trip more every flush); a Redis without the script (flushed, restarted, failed
+    over) gets it loaded and the refused appends again, once each."""
+    q = queue(redis_url)
+    q.enqueue(match("m1"))
+    claim = q.claim("w1")
+    assert claim is not None
+
+    def calls(name: str) -> int:
+        stats: Any = q.r.info("commandstats")
+        return int(stats.get(f"cmdstat_{name}", {}).get("calls", 0))
+
+    asked = calls("script|exists")
+    for n in range(5):
+        assert q.append_events("w1", [(claim, [f"l{n}"])], {"m1": n}) == set()
+    assert calls("script|exists") == asked
+    q.r.script_flush()
+    assert q.append_events("w1", [(claim, ["l5", "l6"])], {"m1": 5}) == set()
+    assert [line for _, line in MatchStore(q.r).events("m1")] == [f"l{n}" for n in range(7)]
+    assert q.append_events("w2", [(claim, ["x"])], {"m1": 6}) == {"m1"}  # the fence holds as before
+
+
+def test_an_event_log_written_before_batches_reads_the_same(redis_url: str) -> None:
+    """A match running through an upgrade: its entries of one line each (``keys.EVENT_LINE``), then batches."""
+    r = redis.Redis.from_url(redis_url)
+    r.xadd(keys.events("old"), {keys.EVENT_LINE: "h"})
+    r.xadd(keys.events("old"), {keys.EVENT_LINES: "p1\np2"})
+    assert [line for _, line in MatchStore(r).events("old")] == ["h", "p1", "p2"]
+    assert entry_lines({}) == [] and entry_lines({"line": "x"}) == ["x"]

@@ -1,11 +1,13 @@
 """Transcripts leave Redis after a retention period, for an archive of files, so Redis stays bounded.
 
-A finished match's transcript (14-15 KB for Shanghaien) is kept in Redis for ``retention_s``, then the
-archiver writes it to ``ROOT/ab/MATCH_ID.jsonl.gz`` (``ab``: the id's first two characters, so no folder
-holds millions of files) and only then deletes the Redis copy and the match's event log (about 19 KB,
-the same lines as they were played: FollowMatch reads a finished match from its transcript), marking the
-match record ``archived_at``. The record itself (result, bots, seed hash) stays in Redis: listings, the
-ladder and ``DescribeMatch`` do not change. ``MatchStore.transcript`` reads either place.
+A finished match's transcript (14-15 KB for Shanghaien) is kept in Redis for ``retention_s`` (by default
+0: the gateway's next pass, within ``ARCHIVE_EVERY_S`` of the end), then the archiver writes it to
+``ROOT/ab/MATCH_ID.jsonl.gz`` (``ab``: the id's first two characters, so no folder holds millions of
+files) and only then deletes the Redis copy, marking the match record ``archived_at``. The match's event
+log (about 20 KB, the same lines as they were played) went already, with the result
+(``MatchQueue.complete``): FollowMatch reads a finished match from its transcript. The record itself
+(result, bots, seed hash) stays in Redis: listings, the ladder and ``DescribeMatch`` do not change.
+``MatchStore.transcript`` reads either place.
 
 By size as well as age: when Redis uses ``press_at`` (half) of its ``maxmemory`` or more, a pass archives
 every finished match whatever its age, since past ``maxmemory`` (``noeviction``) every write fails and
@@ -42,6 +44,10 @@ log = structlog.get_logger("arena.archive")
 PASS_SIZE: Final = 500
 """Matches looked at per round trip of a pass."""
 LOCK_MS: Final = 120_000
+
+ARCHIVE_EVERY_S: Final = 2.0
+"""How often a gateway with an archive runs a pass (a lock and one sorted-set read when there is nothing to
+do): a finished match's transcript stays in Redis about this long past its retention."""
 
 PRESS_AT: Final = 0.5
 """Redis's used memory over its maxmemory from which a pass archives every finished match at once."""
@@ -137,8 +143,10 @@ class Archiver:
         self._mark = client.register_script(_MARK)
         self._unlock = client.register_script(_UNLOCK)
 
-    def run_pass(self, now: float | None = None, limit: int = 10_000) -> PassReport:
-        """One pass (under the lock; another process's pass in progress: nothing done)."""
+    def run_pass(self, now: float | None = None, limit: int = 10_000, *, walk: bool = True) -> PassReport:
+        """One pass (under the lock; another process's pass in progress: nothing done). ``walk``: also walk
+        the matches finished before the finished index existed (a few round trips; the gateway's frequent
+        passes leave it to one a minute)."""
         now = time.time() if now is None else now
         holder = secrets.token_hex(8)
         if not self.r.set(keys.archive_lock(), holder, nx=True, px=LOCK_MS):
@@ -146,6 +154,8 @@ class Archiver:
         try:
             pressed = self._pressed()
             finished = self._finished(now, limit, pressed)
+            if not walk:
+                return PassReport(finished.archived, finished.scanned, float("nan"))
             legacy = self._walk(now, max(0, limit - finished.scanned), pressed)
             return PassReport(finished.archived + legacy.archived, finished.scanned + legacy.scanned, legacy.cursor)
         finally:

@@ -26,10 +26,10 @@ import structlog
 from arena import keys, metrics
 from arena.redis_client import TROUBLE, connect, connect_async, trouble
 from arena.service import headroom
-from arena.service.archive import ArchiveError, Archiver, TranscriptArchive
+from arena.service.archive import ARCHIVE_EVERY_S, ArchiveError, Archiver, TranscriptArchive
 from arena.service.auth import ANONYMOUS, Caller, CallerKind, resolve_caller
 from arena.service.cancel import cancel_and_wait
-from arena.service.matches import MatchRecord, MatchStore, public_lines
+from arena.service.matches import MatchRecord, MatchStore, entry_lines, public_lines
 from arena.service.owners import DEFAULT_MAX_BOTS, REFERENCE_OWNER, Owner, Owners
 from arena.service.queue import MatchQueue
 from arena.service.ratelimit import REQUEST, SESSION, AddressGuard, RateLimiter, RateLimits, client_address
@@ -151,21 +151,27 @@ class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
         self._housekeeping = asyncio.create_task(self._housekeep(), name="gateway-housekeeping")
 
     async def _housekeep(self) -> None:
-        """Every minute: Redis's memory headroom (a warning when it runs short) and, with an archive, one
-        archive pass (one gateway at a time: the pass takes a Redis lock). Failures are logged and retried
-        at the next round; transcripts stay in Redis until their file is durable."""
+        """Every minute: Redis's memory headroom (a warning when it runs short); with an archive, an archive
+        pass every ``ARCHIVE_EVERY_S`` (one gateway at a time: the pass takes a Redis lock), so that a
+        finished match's transcript leaves Redis seconds after its retention (by default, after its end).
+        Failures are logged and retried at the next round; transcripts stay in Redis until their file is
+        durable."""
         said_uncapped = False
+        last_minute = float("-inf")
         while True:
             try:
-                h = await asyncio.to_thread(headroom.check, self.r, uncapped_warned=said_uncapped)
-                said_uncapped = said_uncapped or h.fraction is None
+                minute = time.monotonic() - last_minute >= HOUSEKEEPING_S
+                if minute:
+                    last_minute = time.monotonic()
+                    h = await asyncio.to_thread(headroom.check, self.r, uncapped_warned=said_uncapped)
+                    said_uncapped = said_uncapped or h.fraction is None
                 if self.archiver is not None:
-                    await asyncio.to_thread(self.archiver.run_pass)
+                    await asyncio.to_thread(self.archiver.run_pass, walk=minute)
             except (redis.RedisError, OSError) as e:
                 if isinstance(e, redis.RedisError):
                     metrics.REDIS_ERRORS.labels("gateway").inc()
                 log.error("housekeeping failed", error_type=type(e).__name__, error=str(e)[:300])
-            await asyncio.sleep(HOUSEKEEPING_S)
+            await asyncio.sleep(ARCHIVE_EVERY_S if self.archiver is not None else HOUSEKEEPING_S)
 
     async def close(self) -> None:
         await cancel_and_wait([self._housekeeping])
@@ -472,13 +478,13 @@ class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
             for _, entries in reply or []:
                 for entry_id, fields in entries:
                     last = entry_id
-                    sent += 1
-                    line = keys.text(fields[b"line"])
-                    for public in public_lines([line], set()):
-                        yield arena_pb2.FollowMatchResponse(transcript_line=public)
-                    if transcript.is_footer(line):
-                        return
-            if not reply:  # idle: look whether it finished (its event log may have expired since)
+                    for line in entry_lines(fields):
+                        sent += 1
+                        for public in public_lines([line], set()):
+                            yield arena_pb2.FollowMatchResponse(transcript_line=public)
+                        if transcript.is_footer(line):
+                            return
+            if not reply:  # idle: look whether it finished (its event log goes with the result)
                 stored = await self._call(context, self.store.transcript, request.match_id)
 
     async def GetTranscript(  # noqa: N802

@@ -232,18 +232,24 @@ class MatchStore:
 
     # ----------------------------------------------------------------- event logs
 
-    def append_events(self, items: Iterable[tuple[str, str]]) -> None:
-        """Append (match id, transcript line) pairs to their matches' event logs, in order."""
-        pipe = self.r.pipeline(transaction=False)
-        for match_id, line in items:
-            pipe.xadd(keys.events(match_id), {"line": line})
-        pipe.execute()
-
     def events(self, match_id: str, after: str = "-") -> list[tuple[str, str]]:
-        """(entry id, line) of the match's event log after entry ``after`` (``-``: from the start)."""
+        """(entry id, line) of the match's event log after entry ``after`` (``-``: from the start), in
+        order; the lines of one entry (one flush of the worker) share its id."""
         start = "-" if after == "-" else f"({after}"
         reply: Any = self.r.xrange(keys.events(match_id), start, "+")
-        return [(keys.text(i), keys.text(f[b"line"])) for i, f in reply]
+        return [(keys.text(i), line) for i, f in reply for line in entry_lines(f)]
+
+
+def entry_lines(fields: Mapping[Any, Any]) -> list[str]:
+    """The transcript lines of one event-log entry (its fields as redis-py gives them, bytes or text keys):
+    a batch (``keys.EVENT_LINES``) or, written before batches, one line (``keys.EVENT_LINE``)."""
+    for name in (keys.EVENT_LINES, keys.EVENT_LINES.encode()):
+        if name in fields:
+            return keys.text(fields[name]).split("\n")
+    for name in (keys.EVENT_LINE, keys.EVENT_LINE.encode()):
+        if name in fields:
+            return [keys.text(fields[name])]
+    return []
 
 
 def public_lines(lines: Iterable[str], seats: set[int] | None) -> list[str]:

@@ -55,9 +55,6 @@ class LeaseLostError(Exception):
     """Another worker holds the match now (this one's lease ran out): its result is not recorded."""
 
 
-EVENTS_TTL_S = 3600  # a finished match's event log stays followable this long; the transcript stays
-
-
 _ENQUEUE = f"""
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 redis.call('HSET', KEYS[1], 'spec', ARGV[1], 'status', '{MatchStatus.QUEUED}', 'priority', ARGV[2],
@@ -68,8 +65,10 @@ for i = 4, #KEYS do redis.call('ZADD', KEYS[i], ARGV[3], ARGV[4]) end
 return 1
 """
 
-# KEYS: match, queue, results, transcript, events, finished index, running set of each seated bot...
-# ARGV: result, now, group, entry id, match id, transcript, worker, end reason, events ttl, result record
+# KEYS: match, queue, results, transcript, events, finished index, seed, running set of each seated bot...
+# ARGV: result, now, group, entry id, match id, transcript, worker, end reason, result record
+# The event log and the seed go with the result: the transcript holds every line (FollowMatch of a finished
+# match reads it) and its footer reveals the seed, so neither stays resident (about 20 KB a match).
 _COMPLETE = f"""
 if redis.call('HEXISTS', KEYS[1], 'result') == 1 then
   redis.call('XACK', KEYS[2], ARGV[3], ARGV[4])
@@ -81,10 +80,10 @@ if ARGV[7] ~= '' and #p > 0 and p[1][2] ~= ARGV[7] then return -1 end
 redis.call('HSET', KEYS[1], 'result', ARGV[1], 'status', '{MatchStatus.FINISHED}', 'finished_at', ARGV[2],
            'end_reason', ARGV[8])
 if ARGV[6] ~= '' then redis.call('SET', KEYS[4], ARGV[6]) end
-redis.call('EXPIRE', KEYS[5], tonumber(ARGV[9]))
+redis.call('DEL', KEYS[5], KEYS[7])
 redis.call('ZADD', KEYS[6], ARGV[2], ARGV[5])
-for i = 7, #KEYS do redis.call('SREM', KEYS[i], ARGV[5]) end
-redis.call('XADD', KEYS[3], '*', 'match_id', ARGV[5], '{keys.RESULT_RECORD}', ARGV[10])
+for i = 8, #KEYS do redis.call('SREM', KEYS[i], ARGV[5]) end
+redis.call('XADD', KEYS[3], '*', 'match_id', ARGV[5], '{keys.RESULT_RECORD}', ARGV[9])
 redis.call('XACK', KEYS[2], ARGV[3], ARGV[4])
 redis.call('XDEL', KEYS[2], ARGV[4])
 return 1
@@ -98,15 +97,17 @@ local p = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[2], ARGV[2], 1)
 if #p == 0 or p[1][2] ~= ARGV[3] then return -1 end
 """
 
-# KEYS: queue, events; ARGV: group, entry id, worker, lines the log holds before these (-1: unchecked), lines...
-# The length check refuses (-2) lines that would not follow the log's last: lines acknowledged by a primary
-# that died before its replicas had them (a gap after a failover), or a retried batch that went in already.
+# KEYS: queue, events; ARGV: group, entry id, worker, entries the log holds before this one (-1: unchecked),
+# the lines joined by newlines. One entry (one XADD) per batch: a worker's flush carries 2 lines a match on
+# average, and the XADDs were a third of every command Redis ran. The length check refuses (-2) a batch that
+# would not follow the log's last: entries acknowledged by a primary that died before its replicas had them
+# (a gap after a failover), or a retried batch that went in already.
 _APPEND = (
     _HOLDS
-    + """
+    + f"""
 if tonumber(ARGV[4]) >= 0 and redis.call('XLEN', KEYS[2]) ~= tonumber(ARGV[4]) then return -2 end
-for i = 5, #ARGV do redis.call('XADD', KEYS[2], '*', 'line', ARGV[i]) end
-return #ARGV - 4
+redis.call('XADD', KEYS[2], '*', '{keys.EVENT_LINES}', ARGV[5])
+return 1
 """
 )
 
@@ -271,18 +272,36 @@ class MatchQueue:
     def append_events(
         self, worker: str, batches: list[tuple[Claim, list[str]]], logged: Mapping[str, int] | None = None
     ) -> set[str]:
-        """Append each claim's transcript lines to its match's event log, in one round trip, each only
-        while ``worker`` still holds the claim's lease (fencing: a worker that lost a match, paused or cut
-        off, can never fork its log) and, for a match in ``logged`` (match id -> the lines its log holds
-        before these), only right after them: a log that lost its last lines in a Redis failover, or
-        holds a retried batch already, is never appended to with a gap or twice. Returns the match ids
-        whose lines were refused so; their worker lets them go, and the takeover replays from the log."""
-        pipe = self.r.pipeline(transaction=False)
-        for claim, lines in batches:
-            before = (logged or {}).get(claim.match_id, -1)
-            self._append(keys=[keys.queue(claim.priority), keys.events(claim.match_id)],
-                         args=[keys.CONSUMER_GROUP, claim.entry_id, worker, before, *lines], client=pipe)  # fmt: skip
-        replies = pipe.execute()
+        """Append each claim's transcript lines to its match's event log as one entry, in one round trip,
+        each only while ``worker`` still holds the claim's lease (fencing: a worker that lost a match,
+        paused or cut off, can never fork its log) and, for a match in ``logged`` (match id -> the entries
+        its log holds before this one), only right after them: a log that lost its last entries in a Redis
+        failover, or holds a retried batch already, is never appended to with a gap or twice. Returns the
+        match ids whose lines were refused so; their worker lets them go, and the takeover replays from
+        the log.
+
+        Sent as plain EVALSHAs: a pipeline of redis-py ``Script`` calls asks ``SCRIPT EXISTS`` first, a
+        round trip and a command more for every flush. A Redis that does not have the script (restarted,
+        failed over) answers NOSCRIPT to those, which are loaded and sent again (only those: they did
+        nothing)."""
+        replies: list[Any] = [None] * len(batches)
+        todo = list(range(len(batches)))
+        for attempt in range(2):
+            pipe = self.r.pipeline(transaction=False)
+            for i in todo:
+                claim, lines = batches[i]
+                before = (logged or {}).get(claim.match_id, -1)
+                pipe.evalsha(self._append.sha, 2, keys.queue(claim.priority), keys.events(claim.match_id),
+                             keys.CONSUMER_GROUP, claim.entry_id, worker, before, "\n".join(lines))  # fmt: skip
+            for i, reply in zip(todo, pipe.execute(raise_on_error=False), strict=True):
+                replies[i] = reply
+            todo = [i for i in todo if isinstance(replies[i], redis.exceptions.NoScriptError)]
+            if not todo or attempt:
+                break
+            self.r.script_load(_APPEND)
+        for reply in replies:
+            if isinstance(reply, Exception):
+                raise reply
         return {claim.match_id for (claim, _), n in zip(batches, replies, strict=True) if n in (-1, -2)}
 
     def announce(self, worker: str, claim: Claim, address: str, bots: tuple[str, ...], game_id: str,
@@ -356,7 +375,8 @@ class MatchQueue:
         worker: str = "",
         bots: tuple[str, ...] = (),
     ) -> bool:
-        """Record the result (and the transcript) once and release the lease.
+        """Record the result (and the transcript) once and release the lease; the match's event log and
+        its seed key are deleted then (the transcript has every line, its footer the seed).
 
         False when a result was recorded already (a second delivery changes nothing). With ``worker``,
         LeaseLostError when another worker holds the match now.
@@ -364,9 +384,9 @@ class MatchQueue:
         mid = claim.match_id
         done = replicated(self.r, lambda pipe: self._complete(
             keys=[keys.match(mid), keys.queue(claim.priority), keys.results(), keys.transcript(mid), keys.events(mid),
-                  keys.matches_finished(), *(keys.bot_running(b) for b in sorted(set(bots)))],
+                  keys.matches_finished(), keys.match_seed(mid), *(keys.bot_running(b) for b in sorted(set(bots)))],
             args=[result.to_json(), f"{time.time():.6f}", keys.CONSUMER_GROUP, claim.entry_id, claim.match_id,
-                  transcript, worker, result.result.end_reason.value, EVENTS_TTL_S, result.record_json()],
+                  transcript, worker, result.result.end_reason.value, result.record_json()],
             client=pipe,
         ), f"recording match {mid}'s result")[0]  # fmt: skip
         if done == -1:

@@ -275,9 +275,9 @@ class Worker:
                 continue
             batches.setdefault(match_id, (claim, []))[1].append(line)
         refused = self.queue.append_events(self.worker_id, list(batches.values()), self.logged)
-        for match_id, (_, lines) in batches.items():
+        for match_id in batches:
             if match_id not in refused and match_id in self.logged:
-                self.logged[match_id] += len(lines)
+                self.logged[match_id] += 1  # one entry a batch
         return refused
 
     def _lose(self, match_id: str, why: str) -> None:
@@ -299,7 +299,8 @@ class Worker:
             spec = await self._redis("spec", self._spec, claim)
             log_entries: list[tuple[str, str]] = await self._redis("events", self.store.events, mid)
             lines = [line for _, line in log_entries]
-            self.logged[mid] = len(lines)  # the next append must follow them (``MatchQueue.append_events``)
+            # the next append must follow these entries (``MatchQueue.append_events``)
+            self.logged[mid] = len({entry_id for entry_id, _ in log_entries})
             if lines and transcript.is_footer(lines[-1]):
                 # The last worker finished the match but died before recording it (or before telling it).
                 await self._finish_recorded(claim, spec, lines, mlog)

@@ -32,7 +32,7 @@ from arena.redis_client import TROUBLE, connect_async, trouble
 from arena.replay.frames import LiveReplay, apply_update, replay_data
 from arena.replay.page import body_markup, error_script, script_json, site_script, site_style, title_of
 from arena.service.archive import ArchiveError
-from arena.service.matches import MatchRecord, public_lines
+from arena.service.matches import MatchRecord, entry_lines, public_lines
 from arena.web.app import CONFIG, DATA, render
 from arena.web.data import WebData
 from referee import games, transcript
@@ -193,7 +193,7 @@ class Follower:
                 for _, entries in reply or []:
                     for entry_id, fields in entries:
                         last = entry_id
-                        lines.append(keys.text(fields[b"line"]))
+                        lines += entry_lines(fields)
                 if lines:
                     await self._add(lines)
                     quiet_since = time.monotonic()
@@ -218,7 +218,7 @@ class Follower:
             GAUGES.followers -= 1
 
     async def _finished_check(self) -> None:
-        """An idle log: has the match ended without a footer in its log (aborted, or the log expired)?
+        """An idle log: has the match ended without a footer in its log (aborted, or the log went with the result)?
         Then the stored transcript's lines not yet sent are sent, and the stream ends."""
         data = self.hub.data
         try:
