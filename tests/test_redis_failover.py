@@ -177,3 +177,102 @@ def test_a_ladder_run_through_two_primary_kills_loses_nothing(tmp_path: Path) ->
     assert report.exited == [] and report.stuck_bots == [], (report.summary(), report.exited)
     assert report.churn_done > 0 and report.churn_lost == [], (report.summary(), report.churn_lost)
     assert report.ladder_games == 2 * report.finished and report.ladder_equals_rebuild, report.summary()
+
+
+def _freeze_replicas(sentinels: SentinelSet) -> list[object]:
+    """SIGSTOP both replicas: the primary takes writes (they acknowledged within min-replicas-max-lag) but
+    none acknowledges them, so a ``WAIT`` times out: NotReplicatedError for a write that was made."""
+    import signal
+
+    primary = sentinels.wait_settled()
+    frozen = [n for n in sentinels.servers if n.port != primary and n.process is not None]
+    for node in frozen:
+        node.process.send_signal(signal.SIGSTOP)  # type: ignore[union-attr]
+    return frozen
+
+
+def _thaw(sentinels: SentinelSet, frozen: list[object]) -> None:
+    import signal
+
+    for node in frozen:
+        node.process.send_signal(signal.SIGCONT)  # type: ignore[attr-defined]
+
+
+@needs_sentinel
+def test_a_registration_retried_after_it_did_not_replicate_is_the_same_registration(sentinels: SentinelSet) -> None:
+    """A registration the primary made but too few replicas acknowledged (NotReplicatedError: not reported
+    done) and then retried with the same request id is the same registration, answered with a fresh token,
+    not "the name is taken"; without that id, or by another owner, the name is taken and the refusal says
+    what to do. Owners' creation the same, and a retry passes the owner's quota that its bot now fills."""
+    from arena.service.owners import Owners
+    from arena.service.registry import DuplicateBotError, Registry
+
+    r = connect(sentinels.url)
+    registry, owners = Registry(r), Owners(r)
+    _, alice = owners.create("alice-r", max_bots=1)
+    frozen = _freeze_replicas(sentinels)
+    try:
+        with pytest.raises(NotReplicatedError, match="registering bot 'retried'"):
+            owners.register_bot(registry, "alice-r", "retried", ["shanghaien"], 1, "req-bot-0001")
+        with pytest.raises(NotReplicatedError, match="creating owner 'retrier'"):
+            owners.create("retrier", request_id="req-owner-0001")
+    finally:
+        _thaw(sentinels, frozen)
+    sentinels.wait_settled()
+    first_token_keys = [k for k in r.scan_iter("arena:token:*") if r.get(k) == b"retried"]
+    assert len(first_token_keys) == 1  # the registration was made, with a token nobody was given
+
+    bot, token = _until_ok(lambda: owners.register_bot(registry, "alice-r", "retried", ["shanghaien"], 1,
+                                                       "req-bot-0001"))  # fmt: skip
+    assert bot.name == "retried" and bot.owner == "alice-r"
+    found = registry.authenticate(token)
+    assert found is not None and found.name == "retried"
+    token_keys = [k for k in r.scan_iter("arena:token:*") if r.get(k) == b"retried"]
+    assert len(token_keys) == 1 and token_keys != first_token_keys  # the undelivered token no longer works
+    owner, owner_token = _until_ok(lambda: owners.create("retrier", request_id="req-owner-0001"))
+    assert owner.name == "retrier" and owners.authenticate(owner_token) is not None
+
+    with pytest.raises(DuplicateBotError, match=r"exists already.*request id"):
+        registry.register("retried", "alice-r", ["shanghaien"], request_id="req-bot-other")
+    with pytest.raises(DuplicateBotError):  # the same id from another owner is not a retry
+        registry.register("retried", "bob-r", ["shanghaien"], request_id="req-bot-0001")
+    with pytest.raises(DuplicateBotError):
+        registry.register("retried", "alice-r", ["shanghaien"])
+    assert registry.authenticate(token) is not None  # none of those refusals touched the bot's token
+    assert alice and len(owners.bot_names("alice-r")) == 1
+    r.close()
+
+
+@needs_sentinel
+def test_a_client_retries_a_registration_through_the_failover_with_its_request_id(sentinels: SentinelSet) -> None:
+    """Through the gateway: ``ArenaClient.register_bot`` while no replica acknowledges is told UNAVAILABLE
+    (not done), sends it again with the same request id once they do, and gets the bot and a token that
+    works, where a plain retry would have been told the name is taken."""
+    import secrets
+
+    from arena.service.client import ArenaClient
+    from arena.service.registry import Registry
+    from tests.helpers import gateway
+
+    admin_token = "arena_admin_" + secrets.token_urlsafe(32)
+    r = connect(sentinels.url)
+    Registry(r).set_admin_token(admin_token)
+
+    async def scenario() -> tuple[str, str]:
+        async with gateway(sentinels.url) as address:
+            admin = ArenaClient(address, admin_token)
+            frozen = _freeze_replicas(sentinels)
+            loop = asyncio.get_running_loop()
+            loop.call_later(3.0, _thaw, sentinels, frozen)  # the first try and the first retry time out
+            try:
+                bot, token = await asyncio.to_thread(admin.register_bot, "via-gateway", "chaos", ["shanghaien"], 1)
+                return str(bot.name), token
+            finally:
+                _thaw(sentinels, frozen)
+                admin.close()
+
+    name, token = asyncio.run(scenario())
+    found = Registry(r).authenticate(token)
+    assert name == "via-gateway" and found is not None and found.name == "via-gateway"
+    sentinels.wait_settled()
+    r.close()
