@@ -18,6 +18,7 @@ import redis
 
 from arena.local.redisproc import RedisNotFoundError, find_redis_server
 from arena.redis_client import (
+    FENCE_KEY,
     NotReplicatedError,
     SentinelURL,
     connect,
@@ -276,3 +277,59 @@ def test_a_client_retries_a_registration_through_the_failover_with_its_request_i
     assert name == "via-gateway" and found is not None and found.name == "via-gateway"
     sentinels.wait_settled()
     r.close()
+
+
+@needs_sentinel
+def test_a_backup_of_the_replicated_set_restores_into_its_primary(tmp_path: Path) -> None:
+    """docs/backup.md on a Sentinel-managed set, with its scripts: writes through the Sentinel URL, a backup
+    taken from a replica the sentinels name (deploy/backup-redis.sh given the Sentinel URL), everything
+    wiped (FLUSHALL, which the replicas follow), then the restore: the servers stopped, the backup restored
+    into the primary's emptied folder (deploy/restore-redis.sh), the primary started on it and the replicas
+    started empty, which resync from it; everything reads back through the Sentinel URL, and on each replica."""
+    import os
+    import shutil
+    import subprocess
+
+    from arena.service.registry import Registry
+    from tests.helpers import require_tool
+
+    require_tool("redis-cli", "apt-get install redis-tools")
+    root = Path(__file__).resolve().parents[1]
+    with SentinelSet(tmp_path / "set") as s:
+        r = connect(s.url)
+        _, token = Registry(r).register("kept", "alice", ["shanghaien"])
+        for i in range(200):
+            replicated(r, lambda p, i=i: p.hset(f"arena:kept:{i}", mapping={"i": i, "x": "y" * i}), "a write")
+        before = {k: r.hgetall(k) for k in r.scan_iter("arena:kept:*")}
+        keys_before = r.dbsize()
+        backup = tmp_path / "backup"
+        done = subprocess.run(["bash", str(root / "deploy" / "backup-redis.sh"), str(backup)],
+                              env={**os.environ, "REDIS_URL": s.url}, capture_output=True, text=True, timeout=120,
+                              check=False)  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        primary = s.node(s.wait_settled())
+        assert "snapshot from 127.0.0.1:" in done.stderr and f":{primary.port} " not in done.stderr.split("(")[0]
+        assert f"keys: {keys_before}" in (backup / "MANIFEST").read_text()
+
+        replicated(r, lambda p: p.flushall(), "the wipe")
+        assert r.keys("arena:*") == [FENCE_KEY.encode()]  # the fence the wipe's WAIT wrote, alone
+        r.close()
+        s.stop_servers()
+        for node in s.servers:
+            shutil.rmtree(node.folder)
+        restored = subprocess.run(["bash", str(root / "deploy" / "restore-redis.sh"), str(backup), str(primary.folder)],
+                                  capture_output=True, text=True, timeout=120, check=False)  # fmt: skip
+        assert restored.returncode == 0, restored.stdout + restored.stderr
+        s.start_servers(primary)
+        assert s.wait_settled() == primary.port
+
+        r = connect(s.url)
+        assert _until_ok(r.dbsize) == keys_before
+        assert {k: r.hgetall(k) for k in r.scan_iter("arena:kept:*")} == before
+        found = Registry(r).authenticate(token)
+        assert found is not None and found.name == "kept"
+        for node in s.servers:
+            if node is not primary:
+                with redis.Redis(port=node.port) as replica:
+                    assert replica.dbsize() == keys_before  # resynced from the restored primary
+        r.close()
