@@ -2,19 +2,24 @@
 deploy/compose.yaml and deploy/k8s/ run, started as they are on loopback: three servers and three sentinels
 form a set the arena's Sentinel URL reaches with the deploy's passwords; the website's user reads and
 cannot write; a killed primary is replaced, and started again by its script it comes back as a replica of
-the new primary (it asks the sentinels), never as a second primary."""
+the new primary (it asks the sentinels), never as a second primary. And the deploy checks
+(deploy/check_public.py, deploy/check_operations.py) fail each mistake in the set's wiring."""
 
 from __future__ import annotations
 
+import copy
+import importlib.util
 import os
 import signal
 import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import redis
+import yaml  # type: ignore[import-untyped]
 
 from arena.local.redisproc import RedisNotFoundError, find_redis_server, free_port
 from arena.redis_client import connect, replicated
@@ -165,3 +170,84 @@ def test_the_deploy_scripts_make_a_set_that_fails_over_and_takes_its_old_primary
     assert f"starts as a replica of {new}" in log, log
     r.close()
     web.close()
+
+
+# ---------------------------------------------------------------------- the deploy rules for the set
+
+
+def _check_public() -> Any:
+    spec = importlib.util.spec_from_file_location("check_public", ROOT / "deploy" / "check_public.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_public_rules_catch_a_redis_set_wired_wrong() -> None:
+    """deploy/check_public.py passes on the shipped replicated layout and fails each mistake that would
+    leave a server or a sentinel open, let a process bypass the sentinels (a fixed address stops working at
+    the first failover), or give the website more than reading."""
+    check = _check_public()
+    assert check.structured_problems(yaml) == [] and check.script_problems() == []
+
+    compose = yaml.safe_load((ROOT / "deploy" / "compose.yaml").read_text())
+    broken = copy.deepcopy(compose)
+    broken["services"]["worker"]["environment"]["ARENA_REDIS_URL"] = "redis://:${REDIS_PASSWORD:?x}@redis-0:6379/0"
+    broken["services"]["redis-1"]["environment"]["SENTINEL_PASSWORD"] = "${SENTINEL_PASSWORD}"
+    del broken["services"]["sentinel-2"]
+    found = check.compose_problems(broken)
+    assert any("worker's ARENA_REDIS_URL is not the Sentinel URL" in p for p in found), found
+    assert any("redis-1's SENTINEL_PASSWORD may be empty" in p for p in found), found
+    assert any("3 Redis servers and 2 sentinels" in p for p in found), found
+
+    resources = yaml.safe_load((ROOT / "deploy" / "k8s" / "kustomization.yaml").read_text())["resources"]
+    docs = [d for r in resources for d in yaml.safe_load_all((ROOT / "deploy" / "k8s" / r).read_text()) if d]
+    assert check.k8s_problems(docs) == []
+
+    def named(kind: str, name: str) -> Any:
+        return next(d for d in docs if d["kind"] == kind and d["metadata"]["name"] == name)
+
+    ladder = named("Deployment", "ladder")["spec"]["template"]["spec"]["containers"][0]
+    url = next(e for e in ladder["env"] if e["name"] == "ARENA_REDIS_URL")
+    url["value"] = "redis://:$(REDIS_PASSWORD)@redis-0.redis:6379/0"
+    sentinel = named("StatefulSet", "sentinel")["spec"]["template"]["spec"]["containers"][0]
+    sentinel["env"] = [e for e in sentinel["env"] if e["name"] != "SENTINEL_PASSWORD"]
+    named("NetworkPolicy", "sentinel-from-arena-only")["spec"]["ingress"][0]["from"] = [{"namespaceSelector": {}}]
+    found = check.k8s_problems(docs)
+    assert any("ladder's ARENA_REDIS_URL is not the Sentinel URL" in p for p in found), found
+    assert any("sentinel's SENTINEL_PASSWORD is not the Secret arena-redis's sentinel-password" in p for p in found)
+    assert any("sentinel-from-arena-only: sentinel:26379 admits other namespaces" in p for p in found), found
+
+    server = (ROOT / "deploy" / "redis-server.sh").read_text()
+    sentinel_script = (ROOT / "deploy" / "redis-sentinel.sh").read_text()
+    found = check.script_problems(server.replace(" REDIS_WEB_PASSWORD SENTINEL_PASSWORD; do", " SENTINEL_PASSWORD; do")
+                                  .replace("--min-replicas-to-write 1 ", ""),
+                                  sentinel_script.replace('requirepass "$SENTINEL_PASSWORD"', ""))  # fmt: skip
+    assert any("a server would start with an empty password" in p for p in found), found
+    assert any("no --min-replicas-to-write 1" in p for p in found), found
+    assert any("the sentinels take no password" in p for p in found), found
+
+
+def test_the_operating_rules_catch_a_redis_set_that_one_machine_could_take_down() -> None:
+    """deploy/check_operations.py: fewer than three servers or sentinels, two on one node, no PDB for the
+    set, or KEDA on a fixed Redis address each fail it."""
+    spec = importlib.util.spec_from_file_location("check_operations", ROOT / "deploy" / "check_operations.py")
+    assert spec is not None and spec.loader is not None
+    ops: Any = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(ops)
+    docs = copy.deepcopy(ops.k8s_docs())
+    assert ops.k8s_problems(docs) == []
+
+    def workload(name: str) -> Any:
+        return next(d for d in docs["base"] if d["kind"] == "StatefulSet" and d["metadata"]["name"] == name)
+
+    workload("redis")["spec"]["replicas"] = 2
+    workload("sentinel")["spec"]["template"]["spec"].pop("affinity")
+    docs["base"] = [d for d in docs["base"] if (d["kind"], d["metadata"]["name"]) != ("PodDisruptionBudget", "redis")]
+    trigger = next(d for d in docs["keda"] if d["kind"] == "ScaledObject")["spec"]["triggers"][0]
+    trigger.update(type="redis-streams", metadata={**trigger["metadata"], "address": "redis-0.redis:6379"})
+    found = ops.k8s_problems(docs)
+    assert any("k8s redis: 2 replica(s); the Redis set needs 3" in p for p in found), found
+    assert any("k8s sentinel: no required pod anti-affinity on kubernetes.io/hostname" in p for p in found), found
+    assert any("k8s redis: 2 replicas and no PodDisruptionBudget" in p for p in found), found
+    assert any("components/keda: a Redis trigger not through the sentinels" in p for p in found), found
