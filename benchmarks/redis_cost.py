@@ -11,6 +11,11 @@ process), as ``arena ladder run`` does: so a match's cost is everything the aren
 from the request to its rating. The matches are rated and queued at once; the batch is over when the
 ladder has applied every one of them.
 
+``--sentinel``: the arena on a Sentinel-managed set instead (``tests/sentinel.py``: a primary, two replicas,
+three sentinels on loopback, AOF on each) with ``redis_replicas`` 2, as deploy/ runs it: the figures are
+the primary's, which then also feeds two replicas and answers the ``WAIT`` of every write that must not be
+lost.
+
 Also printed: what the arena costs Redis while nothing is played (sessions' heartbeats, presence, the
 workers' and ladder's blocking reads) per second of an idle window before the batches, so that it can be
 told from the matches' cost (the per-match figures include it for the batch's duration; the idle rate
@@ -28,6 +33,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sys
 import tempfile
 import time
@@ -47,6 +53,7 @@ from arena.service.client import ArenaClient  # noqa: E402
 from arena.service.ratelimit import RateLimits  # noqa: E402
 from referee import games  # noqa: E402
 from referee.logs import configure  # noqa: E402
+from tests.sentinel import SentinelSet  # noqa: E402
 
 BOTS = ("r1", "r2", "r3", "r4")
 SCRIPT_CALLS = ("evalsha", "eval", "evalsha_ro", "eval_ro", "fcall", "fcall_ro")
@@ -111,35 +118,48 @@ async def batch(arena: LocalArena, admin: ArenaClient, ladder: LadderRunner, gam
     }
 
 
-async def run(game_ids: list[str], matches: int, workers: int) -> dict[str, Any]:
+async def run(game_ids: list[str], matches: int, workers: int, sentinel: bool) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="redis-cost-") as tmp:
-        limits = RateLimits(session_opens=0, match_requests=0)  # measure matches, not refusals
-        async with LocalArena(Path(tmp), workers=workers, log_level="WARNING", limits=limits) as arena:
-            admin = ArenaClient(arena.gateway, arena.admin_token)
-            bots = []
-            for name in BOTS:
-                _, token = await asyncio.to_thread(admin.register_bot, name, "bench", list(games.GAME_IDS), 1000)
-                bots.append(start_bot("random", token, arena.gateway, arena.logs, 0.0))
-            while sum(b.online for b in await asyncio.to_thread(admin.list_bots)) < len(BOTS):
-                await asyncio.sleep(0.1)
-            ladder = LadderRunner(arena.redis_url, schedule=False)
-            threads = ladder.start()
-            try:
-                r = connect(arena.redis_url)
-                version = str(r.info("server")["redis_version"])
-                before = snapshot(r)
-                await asyncio.sleep(IDLE_S)
-                idle_calls, idle_cpu = difference(r, before)
-                r.close()
-                rows = [await batch(arena, admin, ladder, g, matches) for g in game_ids]
-            finally:
-                ladder.stop(threads)
-                for b in bots:
-                    b.terminate()
-                    b.wait()
-                admin.close()
+        redis_set = SentinelSet(Path(tmp) / "redis").start() if sentinel else None
+        try:
+            return await _run(Path(tmp), game_ids, matches, workers, redis_set)
+        finally:
+            if redis_set is not None:
+                redis_set.stop()
+
+
+async def _run(tmp: Path, game_ids: list[str], matches: int, workers: int, redis_set: Any) -> dict[str, Any]:
+    if redis_set is not None:
+        os.environ["ARENA_REDIS_REPLICAS"] = "2"  # the workers (processes) and this process: deploy/'s setting
+    limits = RateLimits(session_opens=0, match_requests=0)  # measure matches, not refusals
+    url = redis_set.url if redis_set is not None else None
+    async with LocalArena(tmp, workers=workers, log_level="WARNING", limits=limits, redis_url=url) as arena:
+        admin = ArenaClient(arena.gateway, arena.admin_token)
+        bots = []
+        for name in BOTS:
+            _, token = await asyncio.to_thread(admin.register_bot, name, "bench", list(games.GAME_IDS), 1000)
+            bots.append(start_bot("random", token, arena.gateway, arena.logs, 0.0))
+        while sum(b.online for b in await asyncio.to_thread(admin.list_bots)) < len(BOTS):
+            await asyncio.sleep(0.1)
+        ladder = LadderRunner(arena.redis_url, schedule=False)
+        threads = ladder.start()
+        try:
+            r = connect(arena.redis_url)
+            version = str(r.info("server")["redis_version"])
+            before = snapshot(r)
+            await asyncio.sleep(IDLE_S)
+            idle_calls, idle_cpu = difference(r, before)
+            r.close()
+            rows = [await batch(arena, admin, ladder, g, matches) for g in game_ids]
+        finally:
+            ladder.stop(threads)
+            for b in bots:
+                b.terminate()
+                b.wait()
+            admin.close()
     return {
         "redis_version": version,
+        "sentinel": redis_set is not None,
         "workers": workers,
         "idle": {"seconds": IDLE_S, "commands": dict(idle_calls.most_common()), "redis_cpu_s": idle_cpu},
         "games": rows,
@@ -175,22 +195,26 @@ def main() -> int:
     parser.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
     parser.add_argument("--top", type=int, default=12, help="commands listed per game (default 12)")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON only")
+    parser.add_argument("--sentinel", action="store_true", help="a primary, two replicas and three sentinels, "
+                        "redis_replicas 2 (deploy/'s layout); the primary's figures")  # fmt: skip
     args = parser.parse_args()
     configure(json=False, level="WARNING")
     game_ids = args.game or list(games.GAME_IDS)
     try:
         import uvloop
 
-        out = uvloop.run(run(game_ids, args.matches, args.workers))
+        out = uvloop.run(run(game_ids, args.matches, args.workers, args.sentinel))
     except ImportError:
-        out = asyncio.run(run(game_ids, args.matches, args.workers))
+        out = asyncio.run(run(game_ids, args.matches, args.workers, args.sentinel))
     for row in out["games"]:
         row["per"] = summary(row, out["idle"])
     if args.json:
         print(json.dumps(out, indent=1))
         return 0
     idle = out["idle"]
-    print(f"Redis {out['redis_version']}, {out['workers']} worker(s), 4 random bots through the gateway, ladder on")
+    layout = "the primary of a Sentinel set, 2 replicas, WAIT 2" if out["sentinel"] else "one server"
+    print(f"Redis {out['redis_version']} ({layout}), {out['workers']} worker(s), 4 random bots through the gateway, "
+          "ladder on")  # fmt: skip
     idle_rate = sum(idle["commands"].values()) / idle["seconds"]
     idle_us = idle["redis_cpu_s"]["main_thread"] * 1e6 / idle["seconds"]
     print(f"idle ({idle['seconds']:.0f} s, {len(BOTS)} sessions): {idle_rate:.1f} commands/s, {idle_us:.0f} CPU-us/s")
