@@ -30,7 +30,7 @@ from arena.redis_client import (
 )
 from tests.chaos import kill_run
 from tests.helpers import in_ci
-from tests.sentinel import SentinelSet
+from tests.sentinel import Node, SentinelSet
 
 
 def _have_redis_server() -> bool:
@@ -180,7 +180,7 @@ def test_a_ladder_run_through_two_primary_kills_loses_nothing(tmp_path: Path) ->
     assert report.ladder_games == 2 * report.finished and report.ladder_equals_rebuild, report.summary()
 
 
-def _freeze_replicas(sentinels: SentinelSet) -> list[object]:
+def _freeze_replicas(sentinels: SentinelSet) -> list[Node]:
     """SIGSTOP both replicas: the primary takes writes (they acknowledged within min-replicas-max-lag) but
     none acknowledges them, so a ``WAIT`` times out: NotReplicatedError for a write that was made."""
     import signal
@@ -188,15 +188,17 @@ def _freeze_replicas(sentinels: SentinelSet) -> list[object]:
     primary = sentinels.wait_settled()
     frozen = [n for n in sentinels.servers if n.port != primary and n.process is not None]
     for node in frozen:
-        node.process.send_signal(signal.SIGSTOP)  # type: ignore[union-attr]
+        assert node.process is not None
+        node.process.send_signal(signal.SIGSTOP)
     return frozen
 
 
-def _thaw(sentinels: SentinelSet, frozen: list[object]) -> None:
+def _thaw(sentinels: SentinelSet, frozen: list[Node]) -> None:
     import signal
 
     for node in frozen:
-        node.process.send_signal(signal.SIGCONT)  # type: ignore[attr-defined]
+        if node.process is not None:
+            node.process.send_signal(signal.SIGCONT)
 
 
 @needs_sentinel
