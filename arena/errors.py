@@ -18,3 +18,8 @@ class ArenaError(Exception):
         self.message = message
         self.target = target
         self.tls = tls
+
+
+DATABASE_TROUBLE = "the arena's database"
+"""How every UNAVAILABLE for Redis trouble begins (``arena.redis_client.trouble``): a client may retry
+such a call (with its request id, for a registration) once the failover is over."""

@@ -104,7 +104,8 @@ def bots() -> str:
 
 
 def bot(name: str) -> str:
-    """Hash: owner, game ids, token hash, enabled, reported version, limits, timestamps."""
+    """Hash: owner, game ids, token hash, enabled, reported version, limits, timestamps, the registering
+    request's id (a retry with it is the same registration: ``Registry.register``)."""
     return f"{PREFIX}bot:{name}"
 
 
@@ -238,7 +239,7 @@ def ladder_pauses() -> str:
 
 
 def owner(name: str) -> str:
-    """Hash: an owner (bot author): ``name``, ``token_sha256``, ``max_bots``, ``created_at``."""
+    """Hash: an owner (bot author): ``name``, ``token_sha256``, ``max_bots``, ``created_at``, ``request_id``."""
     return f"{PREFIX}owner:{name}"
 
 

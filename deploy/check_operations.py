@@ -7,7 +7,9 @@
 - every container has CPU and memory requests and limits (k8s) and every Compose service limits;
 - images are tagged with the project's version (never dev/latest) and the base image is pinned by digest;
 - the worker autoscalers (components/keda, components/hpa) target the worker Deployment, and KEDA reads
-  the queue's real streams and consumer group (arena/keys.py) with the Redis Secret the pods use.
+  the queue's real streams and consumer group (arena/keys.py) through the sentinels, with the Redis Secret
+  the pods use;
+- the Redis set (redis, sentinel StatefulSets) runs 3 of each, one per node (required anti-affinity).
 
 Prints one line per problem and exits 1, or prints what it checked and exits 0. Needs PyYAML."""
 
@@ -29,6 +31,8 @@ from arena import keys  # noqa: E402  (standard library only: no redis needed he
 
 DEFAULT_DRAIN_S = 30.0  # arena worker --drain-s's default (arena/cli/services.py)
 DIGEST = re.compile(r"@sha256:[0-9a-f]{64}$")
+REDIS_TRIGGERS = ("redis-streams", "redis-sentinel-streams")
+SENTINEL_SERVICE = "arena"  # the name the sentinels monitor the primary by (deploy/redis-sentinel.sh)
 
 
 def priorities() -> list[str]:
@@ -92,6 +96,15 @@ def k8s_problems(docs: dict[str, list[dict[str, Any]]]) -> list[str]:
         replicas = int(spec.get("replicas", 1))
         if replicas >= 2 and not any(_matches(p["spec"]["selector"], labels) for p in pdbs):
             problems.append(f"k8s {name}: {replicas} replicas and no PodDisruptionBudget selecting them")
+        if name in ("redis", "sentinel"):  # the Redis set: a machine lost takes one copy, one vote
+            if replicas < 3:
+                problems.append(f"k8s {name}: {replicas} replica(s); the Redis set needs 3 (a primary and two "
+                                "replicas; a quorum of 2 of 3 sentinels)")  # fmt: skip
+            anti = pod.get("affinity", {}).get("podAntiAffinity", {})
+            if not any(t.get("topologyKey") == "kubernetes.io/hostname"
+                       for t in anti.get("requiredDuringSchedulingIgnoredDuringExecution") or []):  # fmt: skip
+                problems.append(f"k8s {name}: no required pod anti-affinity on kubernetes.io/hostname (two copies "
+                                "on one machine go together)")  # fmt: skip
         if name == "gateway":
             if replicas < 2:
                 problems.append(f"k8s gateway: {replicas} replica(s); the one address needs two or more")
@@ -118,36 +131,40 @@ def k8s_problems(docs: dict[str, list[dict[str, Any]]]) -> list[str]:
 
 def _keda_problems(scaled: dict[str, Any], docs: list[dict[str, Any]]) -> list[str]:
     problems = []
-    streams = {t["metadata"].get("stream") for t in scaled["spec"]["triggers"] if t["type"] == "redis-streams"}
+    streams = {t["metadata"].get("stream") for t in scaled["spec"]["triggers"] if t["type"] in REDIS_TRIGGERS}
     wanted = {keys.queue(p) for p in priorities()}
     if streams != wanted:
         problems.append(f"components/keda: scales on streams {sorted(s or '' for s in streams)}, "
                         f"the queue is {sorted(wanted)}")  # fmt: skip
     auths = {d["metadata"]["name"]: d for d in docs if d["kind"] == "TriggerAuthentication"}
     for t in scaled["spec"]["triggers"]:
-        if t["type"] != "redis-streams":
+        if t["type"] not in REDIS_TRIGGERS:
             continue
+        if t["type"] == "redis-streams" or t["metadata"].get("sentinelMaster") != SENTINEL_SERVICE:
+            problems.append(f"components/keda: a Redis trigger not through the sentinels' {SENTINEL_SERVICE!r} "
+                            "(a fixed address stops scaling at the first failover)")  # fmt: skip
         if t["metadata"].get("consumerGroup") != keys.CONSUMER_GROUP:
             problems.append(f"components/keda: consumer group {t['metadata'].get('consumerGroup')!r}, "
                             f"the workers' is {keys.CONSUMER_GROUP!r}")  # fmt: skip
         auth = auths.get(t.get("authenticationRef", {}).get("name", ""))
         refs = {(r["name"], r["key"]) for r in (auth or {}).get("spec", {}).get("secretTargetRef", [])}
-        if ("arena-redis", "password") not in refs:
-            problems.append("components/keda: a Redis trigger without the arena-redis password")
-    if not any(_admits_keda_to_redis(d) for d in docs if d["kind"] == "NetworkPolicy"):
-        problems.append("components/keda: no NetworkPolicy admits the keda namespace to Redis's 6379 "
-                        "(the base denies it: KEDA could not read the queue)")  # fmt: skip
+        if not {("arena-redis", "password"), ("arena-redis", "sentinel-password")} <= refs:
+            problems.append("components/keda: a Redis trigger without the arena-redis password and sentinel-password")
+    for pod, port, what in (("redis", 6379, "Redis"), ("sentinel", 26379, "the sentinels")):
+        if not any(_admits_keda(d, pod, port) for d in docs if d["kind"] == "NetworkPolicy"):
+            problems.append(f"components/keda: no NetworkPolicy admits the keda namespace to {what}'s {port} "
+                            "(the base denies it: KEDA could not read the queue)")  # fmt: skip
     return problems
 
 
-def _admits_keda_to_redis(policy: dict[str, Any]) -> bool:
+def _admits_keda(policy: dict[str, Any], pod: str, port: int) -> bool:
     spec = policy["spec"]
-    if spec.get("podSelector", {}).get("matchLabels", {}).get("app.kubernetes.io/name") != "redis":
+    if spec.get("podSelector", {}).get("matchLabels", {}).get("app.kubernetes.io/name") != pod:
         return False
     for rule in spec.get("ingress", []):
         ports = {p.get("port") for p in rule.get("ports", [])}
         spaces = [f.get("namespaceSelector", {}).get("matchLabels", {}) for f in rule.get("from", [])]
-        if 6379 in ports and any(s.get("kubernetes.io/metadata.name") == "keda" for s in spaces):
+        if port in ports and any(s.get("kubernetes.io/metadata.name") == "keda" for s in spaces):
             return True
     return False
 
@@ -192,8 +209,9 @@ def main() -> int:
     for p in found:
         print(p)
     if not found:
-        print("ok: grace > drain (k8s, Compose), PDBs, gateway >= 2 spread replicas, limits everywhere, "
-              f"images tagged {version()}, base pinned by digest, autoscalers on the worker and the queue")
+        print("ok: grace > drain (k8s, Compose), PDBs, gateway >= 2 spread replicas, Redis set 3 + 3 one per node, "
+              f"limits everywhere, images tagged {version()}, base pinned by digest, autoscalers on the worker and "
+              "the queue")  # fmt: skip
     return 1 if found else 0
 
 

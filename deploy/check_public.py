@@ -6,11 +6,14 @@ Rules: only the gateway is exposed (Compose publishes no other port but the webs
 reverse proxy on the host; Kubernetes has no other LoadBalancer/NodePort Service, no host ports, and the
 website's Ingress is an optional component); no example secret would start (no ``change-me``,
 empty placeholders only); TLS is wired into every gRPC listener and the gateway verifies the workers;
-the Redis password reaches Redis and every ARENA_REDIS_URL, and the website connects as Redis's
-read-only user ``web`` with its own password; the NetworkPolicies admit the world to the gateway's
-port only, the gateway alone to the workers' bot port, arena pods alone to Redis, the ingress
-controller's namespace alone to the website, monitoring namespaces alone to the metrics ports; the pods keep their
-security context, resources and probes.
+Redis is three servers and three sentinels started by deploy/redis-server.sh and deploy/redis-sentinel.sh
+(Kubernetes runs identical copies), which refuse an empty password and give every server the password,
+``min-replicas-to-write`` and the read-only user ``web``, and the sentinels a password of their own; every
+ARENA_REDIS_URL is the Sentinel URL with both passwords, and the website connects as ``web`` with its own;
+the NetworkPolicies admit the world to the gateway's port only, the gateway alone to the workers' bot
+port, arena pods (and the set itself) alone to Redis and the sentinels, the ingress controller's namespace
+alone to the website, monitoring namespaces alone to the metrics ports; the pods keep their security
+context, resources and probes.
 
 With PyYAML the files are parsed and every rule is checked on the structure; without it (the project
 does not depend on it) a text check of each rule runs instead and a note says so on stderr.
@@ -26,9 +29,14 @@ from typing import Any
 DEPLOY = Path(__file__).resolve().parent
 ROOT = DEPLOY.parent
 K8S = DEPLOY / "k8s"
-APPS = ("gateway", "worker", "ladder")  # the arena's own processes; redis is the fourth pod
+APPS = ("gateway", "worker", "ladder")  # the arena's own processes
 WEB = "web"  # the website: reads Redis as the ACL user web (no write), behind an ingress
-WEB_USER = re.compile(r"--user\s*\n?\s*-?\s*(>-\s*)?web on \"?>\$\{?REDIS_WEB_PASSWORD")
+SET = ("redis", "sentinel")  # the Redis set's pods: servers and sentinels, which reach each other
+SERVER_SCRIPT, SENTINEL_SCRIPT = "redis-server.sh", "redis-sentinel.sh"
+SENTINELS = {"compose": "sentinel-0:26379,sentinel-1:26379,sentinel-2:26379",
+             "k8s": "sentinel-0.sentinel:26379,sentinel-1.sentinel:26379,sentinel-2.sentinel:26379"}  # fmt: skip
+WEB_RULES = re.compile(r"""--user web on ">\$REDIS_WEB_PASSWORD" '~arena:\*' resetchannels -@all \+@read""")
+WRITE = re.compile(r"\+@(all|write|admin)|\+(set|del|eval|evalsha)\b|allcommands|~\*")
 INTERNAL_NAME = "worker.arena.internal"  # the name on the workers' shared certificate (make-internal-ca.sh)
 WEAK = re.compile(r"(?i)change-?me")
 
@@ -47,7 +55,12 @@ PINNED_POLICIES = {
     "ports: - port: 50061 protocol: TCP",
     "redis-from-arena-only": "podSelector: matchLabels: app.kubernetes.io/name: redis "
     'policyTypes: ["Ingress"] ingress: - from: - podSelector: matchExpressions: - key: app.kubernetes.io/name '
-    'operator: In values: ["gateway", "worker", "ladder", "web"] ports: - port: 6379 protocol: TCP',
+    'operator: In values: ["gateway", "worker", "ladder", "web", "redis", "sentinel"] ports: - port: 6379 '
+    "protocol: TCP",
+    "sentinel-from-arena-only": "podSelector: matchLabels: app.kubernetes.io/name: sentinel "
+    'policyTypes: ["Ingress"] ingress: - from: - podSelector: matchExpressions: - key: app.kubernetes.io/name '
+    'operator: In values: ["gateway", "worker", "ladder", "web", "redis", "sentinel"] ports: - port: 26379 '
+    "protocol: TCP",
     "metrics-from-monitoring": "podSelector: matchExpressions: - key: app.kubernetes.io/name operator: In "
     'values: ["gateway", "worker", "ladder", "web"] policyTypes: ["Ingress"] ingress: - from: - namespaceSelector: '
     'matchLabels: arena.io/monitoring: "true" ports: - port: 9100 protocol: TCP - port: 9101 protocol: TCP '
@@ -65,6 +78,35 @@ def _squash(text: str) -> str:
 
 def _documents(text: str) -> list[str]:
     return [d for d in re.split(r"^---\s*$", text, flags=re.M) if d.strip()]
+
+
+def script_problems(server_text: str | None = None, sentinel_text: str | None = None) -> list[str]:
+    """The Redis set's start scripts (Compose runs deploy/'s, Kubernetes identical copies in deploy/k8s/):
+    no empty password starts anything; every server takes the password, authenticates to its primary,
+    refuses writes without a replica, and has the user ``web`` reading ``arena:*`` only; the sentinels take
+    their own password. ``*_text``: a script's text instead of the file's (the tests' broken copies)."""
+    out = []
+    for script in (SERVER_SCRIPT, SENTINEL_SCRIPT):
+        copy = K8S / script
+        if not copy.exists() or copy.read_bytes() != (DEPLOY / script).read_bytes():
+            out.append(f"k8s/{script} differs from deploy/{script} (cp deploy/{script} deploy/k8s/)")
+    server = _squash(server_text if server_text is not None else (DEPLOY / SERVER_SCRIPT).read_text())
+    sentinel = _squash(sentinel_text if sentinel_text is not None else (DEPLOY / SENTINEL_SCRIPT).read_text())
+    if "for var in REDIS_PASSWORD REDIS_WEB_PASSWORD SENTINEL_PASSWORD; do" not in server or "exit 1" not in server:
+        out.append(f"{SERVER_SCRIPT}: a server would start with an empty password")
+    for must in ('--requirepass "$REDIS_PASSWORD"', '--masterauth "$REDIS_PASSWORD"', "--min-replicas-to-write 1"):
+        if must not in server:
+            out.append(f"{SERVER_SCRIPT}: no {must}")
+    web = WEB_RULES.search(server)
+    if not web:
+        out.append(f"{SERVER_SCRIPT}: no read-only user web (--user web on \">$REDIS_WEB_PASSWORD\" '~arena:*' ...)")
+    elif WRITE.search(server[web.start() :].split('"$@"')[0]):
+        out.append(f"{SERVER_SCRIPT}: the user web may write or reach every key")
+    if "for var in REDIS_PASSWORD SENTINEL_PASSWORD; do" not in sentinel:
+        out.append(f"{SENTINEL_SCRIPT}: a sentinel would start with an empty password")
+    if 'requirepass "$SENTINEL_PASSWORD"' not in sentinel or 'auth-pass $service "$REDIS_PASSWORD"' not in sentinel:
+        out.append(f"{SENTINEL_SCRIPT}: the sentinels take no password, or do not authenticate to the servers")
+    return out
 
 
 def text_problems() -> tuple[list[str], list[str]]:
@@ -90,6 +132,7 @@ def text_problems() -> tuple[list[str], list[str]]:
             if m.group(2) not in ('""', "''", ""):
                 out.append(f"deploy/k8s/secret.example.yaml: {m.group(1)} has a value; placeholders must be empty")
 
+    out += script_problems()
     compose = (DEPLOY / "compose.yaml").read_text()
     blocks = re.split(r"\n  (?=[a-z][\w-]*:\n)", compose.split("\nservices:\n", 1)[1].split("\nnetworks:\n")[0])
     services = {b.split(":", 1)[0].strip(): b for b in blocks}
@@ -107,13 +150,22 @@ def text_problems() -> tuple[list[str], list[str]]:
             out.append(f"compose: the gateway has no {var}")
     if "ARENA_TLS_CERT" not in compose.split("\nservices:\n")[0]:
         out.append("compose: the workers and the ladder have no TLS certificate")
-    if not re.search(r"--requirepass\s*\n\s*- \$\{REDIS_PASSWORD:\?", services.get("redis", "")):
-        out.append("compose: Redis takes no password (--requirepass ${REDIS_PASSWORD:?...})")
-    if not re.search(r"ARENA_REDIS_URL: (&\S+ )?redis://:\$\{REDIS_PASSWORD:\?[^}]*\}@redis:6379", compose):
-        out.append("compose: ARENA_REDIS_URL carries no password")
-    if not WEB_USER.search(services.get("redis", "")):
-        out.append("compose: Redis has no read-only user web (--user web on >${REDIS_WEB_PASSWORD:?...})")
-    if "redis://web:${REDIS_WEB_PASSWORD:?" not in services.get(WEB, ""):
+    redis_shared = compose.split("\nx-redis:", 1)[-1].split("\nx-sentinel:")[0]
+    for var in ("REDIS_PASSWORD", "REDIS_WEB_PASSWORD", "SENTINEL_PASSWORD"):
+        if f"{var}: ${{{var}:?" not in redis_shared:
+            out.append(f"compose: the Redis servers' {var} may be empty (${{{var}:?...}})")
+    if f'entrypoint: ["sh", "/usr/local/bin/{SERVER_SCRIPT}"]' not in redis_shared:
+        out.append(f"compose: the Redis servers do not start with {SERVER_SCRIPT}")
+    for i in range(3):
+        if f"./{SERVER_SCRIPT}:/usr/local/bin/{SERVER_SCRIPT}:ro" not in services.get(f"redis-{i}", ""):
+            out.append(f"compose: no redis-{i} running deploy/{SERVER_SCRIPT} (three servers: a primary, two replicas)")
+        if "<<: *sentinel" not in services.get(f"sentinel-{i}", ""):
+            out.append(f"compose: no sentinel-{i} (three sentinels fail the set over)")
+    url = (r"ARENA_REDIS_URL: >-\n\s+redis\+sentinel://:\$\{REDIS_PASSWORD:\?[^}]*\}@" + re.escape(SENTINELS["compose"])
+           + r"/arena/\d+\?sentinel_password=\$\{SENTINEL_PASSWORD:\?")  # fmt: skip
+    if not re.search(url, compose):
+        out.append("compose: ARENA_REDIS_URL is not the Sentinel URL with both passwords")
+    if "redis+sentinel://web:${REDIS_WEB_PASSWORD:?" not in services.get(WEB, ""):
         out.append("compose: web does not connect as Redis's read-only user web")
     if "ARENA_ADMIN_TOKEN" in services.get(WEB, "") or "REDIS_PASSWORD:" in services.get(WEB, ""):
         out.append("compose: web gets the admin token or Redis's main password")
@@ -148,30 +200,35 @@ def text_problems() -> tuple[list[str], list[str]]:
     }  # fmt: skip
     for name, words in wants.items():
         out += [f"k8s/{name}: no {w}" for w in words if w not in k8s[name]]
-        if "$(REDIS_PASSWORD)@redis" not in k8s[name]:
-            out.append(f"k8s/{name}: ARENA_REDIS_URL carries no password")
-        elif k8s[name].find("- name: REDIS_PASSWORD") > k8s[name].find("- name: ARENA_REDIS_URL"):
-            out.append(f"k8s/{name}: REDIS_PASSWORD comes after ARENA_REDIS_URL, so $(...) is not expanded")
+        if f"redis+sentinel://:$(REDIS_PASSWORD)@{SENTINELS['k8s']}/" not in k8s[name] or \
+                "sentinel_password=$(SENTINEL_PASSWORD)" not in k8s[name]:  # fmt: skip
+            out.append(f"k8s/{name}: ARENA_REDIS_URL is not the Sentinel URL with both passwords")
+        for var in ("REDIS_PASSWORD", "SENTINEL_PASSWORD"):
+            if k8s[name].find(f"- name: {var}") > k8s[name].find("- name: ARENA_REDIS_URL"):
+                out.append(f"k8s/{name}: {var} comes after ARENA_REDIS_URL, so $(...) is not expanded")
     if "arena-gateway-tls" in k8s["worker.yaml"] + k8s["ladder.yaml"]:
         out.append("k8s: a worker or the ladder mounts the gateway's public certificate")
     if not re.search(r"ports:\n\s+- name: grpc\n\s+port: 443\n\s+targetPort: grpc\n", k8s["gateway.yaml"]):
         out.append("k8s/gateway.yaml: the Service does not publish 443 -> grpc")
     web = k8s.get("web.yaml", "")
-    if "redis://web:$(REDIS_WEB_PASSWORD)@redis" not in web or "key: web-password" not in web:
+    if "redis+sentinel://web:$(REDIS_WEB_PASSWORD)@" not in web or "key: web-password" not in web:
         out.append("k8s/web.yaml: the website does not connect as Redis's read-only user web")
     if "arena-admin" in web or "key: password" in web:
         out.append("k8s/web.yaml: the website gets the admin token or Redis's main password")
-    if not WEB_USER.search(k8s["redis.yaml"]) or "key: web-password" not in k8s["redis.yaml"]:
+    if "key: web-password" not in k8s["redis.yaml"]:
         out.append("k8s/redis.yaml: Redis has no read-only user web from the Secret arena-redis's web-password")
-    for name in ("gateway.yaml", "worker.yaml", "ladder.yaml", "redis.yaml", "web.yaml"):
+    if f"/opt/redis/{SERVER_SCRIPT}" not in k8s["redis.yaml"]:
+        out.append(f"k8s/redis.yaml: the servers do not start with {SERVER_SCRIPT}")
+    if f"/opt/redis/{SENTINEL_SCRIPT}" not in k8s.get("sentinel.yaml", "") or \
+            "key: sentinel-password" not in k8s.get("sentinel.yaml", ""):  # fmt: skip
+        out.append(f"k8s/sentinel.yaml: no sentinels started with {SENTINEL_SCRIPT} and their password")
+    for name in ("gateway.yaml", "worker.yaml", "ladder.yaml", "redis.yaml", "sentinel.yaml", "web.yaml"):
         containers = len(re.findall(r"^\s+image:", k8s[name], re.M))
         for must in ("readOnlyRootFilesystem: true", "allowPrivilegeEscalation: false", 'drop: ["ALL"]',
                      "runAsNonRoot: true", "readinessProbe:", "livenessProbe:", "limits:"):  # fmt: skip
             if k8s[name].count(must) < containers:
                 out.append(f"k8s/{name}: a container has no {must}")
-    if 'test -n "$REDIS_PASSWORD"' not in k8s["redis.yaml"]:
-        out.append("k8s/redis.yaml: Redis would start open with an empty password")
-    if "requirepass" not in k8s["redis.yaml"] or "arena-redis" not in k8s["redis.yaml"]:
+    if "arena-redis" not in k8s["redis.yaml"]:
         out.append("k8s/redis.yaml: Redis takes no password from the Secret arena-redis")
     kustomization = k8s["kustomization.yaml"]
     if "secret.example.yaml" in kustomization.split("resources:", 1)[1].split("images:")[0]:
@@ -180,7 +237,7 @@ def text_problems() -> tuple[list[str], list[str]]:
         out.append("k8s/kustomization.yaml: does not deploy networkpolicy.yaml")
     policies = k8s.get("networkpolicy.yaml", "")
     wanted = ("default-deny-ingress", "gateway-from-anywhere", "worker-from-gateway-only", "redis-from-arena-only",
-              "metrics-from-monitoring", "web-from-ingress-only")  # fmt: skip
+              "sentinel-from-arena-only", "metrics-from-monitoring", "web-from-ingress-only")  # fmt: skip
     out += [f"k8s/networkpolicy.yaml: no {p}" for p in wanted if f"name: {p}" not in policies]
     pinned = []
     for doc in _documents(policies):
@@ -215,11 +272,15 @@ def compose_problems(doc: dict[str, Any]) -> list[str]:
         targets = [str(v).split(":")[1] for v in services[name].get("volumes", [])]
         return any(path == t or path.startswith(t.rstrip("/") + "/") for t in targets)
 
-    url = re.compile(r"^redis://:\$\{REDIS_PASSWORD:\?[^}]+\}@redis:6379/\d+$")
+    sentinel_url = (
+        r"@" + re.escape(SENTINELS["compose"]) + r"/arena/\d+\?sentinel_password=\$\{SENTINEL_PASSWORD:\?[^}]+\}$"
+    )
+    url = re.compile(r"^redis\+sentinel://:\$\{REDIS_PASSWORD:\?[^}]+\}" + sentinel_url)
     for name in APPS:
         e = env(name)
         if not url.match(e.get("ARENA_REDIS_URL", "")):
-            out.append(f"compose: {name}'s ARENA_REDIS_URL does not carry ${{REDIS_PASSWORD:?...}}")
+            out.append(f"compose: {name}'s ARENA_REDIS_URL is not the Sentinel URL with ${{REDIS_PASSWORD:?...}} and "
+                       "${SENTINEL_PASSWORD:?...}")  # fmt: skip
         for var in ("ARENA_TLS_CERT", "ARENA_TLS_KEY", *(("ARENA_TLS_CA",) if name == "gateway" else ())):
             if not e.get(var):
                 out.append(f"compose: {name} has no {var}")
@@ -236,20 +297,29 @@ def compose_problems(doc: dict[str, Any]) -> list[str]:
         out.append("compose: the gateway mounts the workers' key")
     if env("gateway").get("ARENA_TLS_CERT") == env("worker").get("ARENA_TLS_CERT"):
         out.append("compose: the gateway serves the internal certificate instead of the public one")
-    redis = [str(a) for a in services["redis"].get("command", [])]
-    i = redis.index("--requirepass") if "--requirepass" in redis else -1
-    if i < 0 or not redis[i + 1 :] or not redis[i + 1].startswith("${REDIS_PASSWORD:?"):
-        out.append("compose: Redis takes no password (--requirepass ${REDIS_PASSWORD:?...})")
+    servers = [n for n, svc in services.items() if SERVER_SCRIPT in " ".join(map(str, svc.get("entrypoint") or []))]
+    sentinels = [n for n, svc in services.items() if SENTINEL_SCRIPT in " ".join(map(str, svc.get("entrypoint") or []))]
+    if len(servers) < 3 or len(sentinels) < 3:
+        out.append(f"compose: {len(servers)} Redis servers and {len(sentinels)} sentinels; the set is 3 and 3")
+    for name in servers:
+        e = env(name)
+        for var in ("REDIS_PASSWORD", "REDIS_WEB_PASSWORD", "SENTINEL_PASSWORD"):
+            if not e.get(var, "").startswith(f"${{{var}:?"):
+                out.append(f"compose: {name}'s {var} may be empty (${{{var}:?...}})")
+        if not any(str(v).startswith(f"./{SERVER_SCRIPT}:") for v in services[name].get("volumes", [])):
+            out.append(f"compose: {name} does not mount deploy/{SERVER_SCRIPT}")
+        if services[name].get("ports"):
+            out.append(f"compose: Redis server {name} publishes a port")
+    for name in sentinels:
+        e = env(name)
+        for var in ("SENTINEL_PASSWORD", "REDIS_PASSWORD"):
+            if not e.get(var, "").startswith(f"${{{var}:?"):
+                out.append(f"compose: {name}'s {var} may be empty (${{{var}:?...}})")
     web_url = env(WEB).get("ARENA_REDIS_URL", "") if WEB in services else ""
-    if not re.match(r"^redis://web:\$\{REDIS_WEB_PASSWORD:\?[^}]+\}@redis:6379/\d+$", web_url):
+    if not re.match(r"^redis\+sentinel://web:\$\{REDIS_WEB_PASSWORD:\?[^}]+\}" + sentinel_url, web_url):
         out.append("compose: web's ARENA_REDIS_URL is not the read-only user web's")
     if WEB in services and {"ARENA_ADMIN_TOKEN", "ARENA_TLS_KEY"} & set(env(WEB)):
         out.append("compose: web gets the admin token or the internal key")
-    j = redis.index("--user") if "--user" in redis else -1
-    if j < 0 or not redis[j + 1 :] or not redis[j + 1].startswith("web on >${REDIS_WEB_PASSWORD:?"):
-        out.append("compose: Redis has no read-only user web (--user, web on >${REDIS_WEB_PASSWORD:?...} ...)")
-    elif re.search(r"\+@(all|write|admin)|\+(set|del|eval|evalsha)\b|allcommands|~\*", redis[j + 1]):
-        out.append("compose: Redis's user web may write or reach every key")
     for name in ("worker", "ladder"):
         test = " ".join(str(t) for t in services[name].get("healthcheck", {}).get("test", []))
         if "--tls-ca" not in test:
@@ -277,7 +347,7 @@ def policy_problems(policies: list[dict[str, Any]], everyone: set[str]) -> list[
     """What the NetworkPolicies admit, rule by rule: (pod, port) <- source, against the rules above."""
     out = []
     ports = {"gateway": {50051, 9100}, "worker": {50061, 9101}, "ladder": {50071, 9102}, "redis": {6379},
-             WEB: {8080, 9103}}  # fmt: skip
+             "sentinel": {26379}, WEB: {8080, 9103}}  # fmt: skip
     metrics = {9100, 9101, 9102, 9103}
     if not any(
         p["spec"].get("podSelector") == {} and "Ingress" in p["spec"].get("policyTypes", []) and
@@ -313,10 +383,13 @@ def policy_problems(policies: list[dict[str, Any]], everyone: set[str]) -> list[
                                 out.append(f"k8s/networkpolicy.yaml: {where} admits other namespaces")
                         else:
                             peers = _selected(src.get("podSelector"), everyone)
-                            allowed = {"worker": {"gateway"}, "redis": {*APPS, WEB}, WEB: set()}.get(pod, set(everyone))
+                            arena_and_set = {*APPS, WEB, *SET}
+                            allowed = {"worker": {"gateway"}, "redis": arena_and_set, "sentinel": arena_and_set,
+                                       WEB: set()}.get(pod, set(everyone))  # fmt: skip
                             if (pod == "ladder" and port == 50071) or not peers <= allowed:
                                 out.append(f"k8s/networkpolicy.yaml: {where} admits {sorted(peers)}")
-    for need in [("gateway", 50051), ("worker", 50061), ("redis", 6379), ("gateway", 9100), ("worker", 9101)]:
+    for need in [("gateway", 50051), ("worker", 50061), ("redis", 6379), ("sentinel", 26379), ("gateway", 9100),
+                 ("worker", 9101)]:  # fmt: skip
         if need not in admitted:
             out.append(f"k8s/networkpolicy.yaml: nothing admits {need[0]}:{need[1]} (the arena would not work)")
     return out
@@ -394,11 +467,17 @@ def k8s_problems(docs: list[dict[str, Any]]) -> list[str]:
         password = values.get("REDIS_PASSWORD", {}).get("valueFrom", {}).get("secretKeyRef", {})
         if password != {"name": "arena-redis", "key": "password"}:
             out.append(f"k8s: {name}'s REDIS_PASSWORD is not the Secret arena-redis's password")
+        sentinel = values.get("SENTINEL_PASSWORD", {}).get("valueFrom", {}).get("secretKeyRef", {})
+        if sentinel != {"name": "arena-redis", "key": "sentinel-password"}:
+            out.append(f"k8s: {name}'s SENTINEL_PASSWORD is not the Secret arena-redis's sentinel-password")
         url = str(values.get("ARENA_REDIS_URL", {}).get("value", ""))
-        if not url.startswith("redis://:$(REDIS_PASSWORD)@redis:6379/"):
-            out.append(f"k8s: {name}'s ARENA_REDIS_URL does not carry $(REDIS_PASSWORD)")
-        elif "REDIS_PASSWORD" in names and names.index("REDIS_PASSWORD") > names.index("ARENA_REDIS_URL"):
-            out.append(f"k8s: {name} defines REDIS_PASSWORD after ARENA_REDIS_URL, so $(...) is not expanded")
+        if not url.startswith(f"redis+sentinel://:$(REDIS_PASSWORD)@{SENTINELS['k8s']}/") or \
+                not url.endswith("?sentinel_password=$(SENTINEL_PASSWORD)"):  # fmt: skip
+            out.append(f"k8s: {name}'s ARENA_REDIS_URL is not the Sentinel URL with $(REDIS_PASSWORD) and "
+                       "$(SENTINEL_PASSWORD)")  # fmt: skip
+        for var in ("REDIS_PASSWORD", "SENTINEL_PASSWORD"):
+            if var in names and "ARENA_REDIS_URL" in names and names.index(var) > names.index("ARENA_REDIS_URL"):
+                out.append(f"k8s: {name} defines {var} after ARENA_REDIS_URL, so $(...) is not expanded")
         for var, secret in tls[name].items():
             path = str(values.get(var, {}).get("value", ""))
             if not path:
@@ -417,17 +496,28 @@ def k8s_problems(docs: list[dict[str, Any]]) -> list[str]:
         if ref != {"name": "arena-redis", "key": "web-password"}:
             out.append("k8s: web's REDIS_WEB_PASSWORD is not the Secret arena-redis's web-password")
         web_url = str(web_env.get("ARENA_REDIS_URL", {}).get("value", ""))
-        if not web_url.startswith("redis://web:$(REDIS_WEB_PASSWORD)@"):
+        if not web_url.startswith(f"redis+sentinel://web:$(REDIS_WEB_PASSWORD)@{SENTINELS['k8s']}/"):
             out.append("k8s: web does not connect as Redis's read-only user web")
         if container(WEB).get("envFrom") and any("secretRef" in e for e in container(WEB)["envFrom"]):
             out.append("k8s: web gets a Secret's every key (the admin token?)")
-    redis = container("redis")
-    line = " ".join([*redis.get("command", []), *redis.get("args", [])])
-    redis_env = {e["name"]: e.get("valueFrom", {}).get("secretKeyRef") for e in redis.get("env", [])}
-    if "--requirepass" not in line or redis_env.get("REDIS_PASSWORD") != {"name": "arena-redis", "key": "password"}:
-        out.append("k8s: Redis takes no password from the Secret arena-redis")
-    if 'test -n "$REDIS_PASSWORD"' not in line:
-        out.append("k8s: Redis would start open with an empty password")
+    for name, script, secrets in (("redis", SERVER_SCRIPT, {"REDIS_PASSWORD": "password",
+                                  "REDIS_WEB_PASSWORD": "web-password", "SENTINEL_PASSWORD": "sentinel-password"}),
+                                  ("sentinel", SENTINEL_SCRIPT, {"SENTINEL_PASSWORD": "sentinel-password",
+                                   "REDIS_PASSWORD": "password"})):  # fmt: skip
+        if name not in workloads:
+            out.append(f"k8s: no {name} StatefulSet (the Redis set: three servers, three sentinels)")
+            continue
+        c = container(name)
+        line = " ".join([*c.get("command", []), *c.get("args", [])])
+        refs = {e["name"]: e.get("valueFrom", {}).get("secretKeyRef") for e in c.get("env", [])}
+        for var, key in secrets.items():
+            if refs.get(var) != {"name": "arena-redis", "key": key}:
+                out.append(f"k8s: {name}'s {var} is not the Secret arena-redis's {key}")
+        volumes = {v["name"]: v for v in workloads[name]["spec"]["template"]["spec"].get("volumes", [])}
+        mounted = {m["mountPath"]: volumes.get(m["name"], {}) for m in c.get("volumeMounts", [])}
+        if f"/opt/redis/{script}" not in line or mounted.get("/opt/redis", {}).get("configMap", {}).get("name") != \
+                "redis-scripts":  # fmt: skip
+            out.append(f"k8s: {name} does not run {script} from the ConfigMap redis-scripts")
     return out + policy_problems(list(by_kind.get("NetworkPolicy", {}).values()), everyone)
 
 

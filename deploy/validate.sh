@@ -28,6 +28,9 @@ scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 
 run "redis.conf: deploy/k8s/redis.conf equals deploy/redis.conf" cmp -s deploy/redis.conf deploy/k8s/redis.conf
+for script in redis-server.sh redis-sentinel.sh; do
+    run "$script: deploy/k8s/$script equals deploy/$script" cmp -s "deploy/$script" "deploy/k8s/$script"
+done
 
 if have yamllint; then
     run yamllint yamllint -s -d '{extends: default, rules: {line-length: {max: 120}, document-start: disable}}' \
@@ -41,7 +44,8 @@ else skip check-jsonschema; fi
 
 if have docker && docker compose version >/dev/null 2>&1; then
     # Placeholder secrets for the interpolation (never deploy/.env, which may hold the real ones).
-    printf 'ARENA_ADMIN_TOKEN=validate\nREDIS_PASSWORD=validate\n' >"$scratch/filled.env"
+    printf 'ARENA_ADMIN_TOKEN=validate\nREDIS_PASSWORD=validate\nREDIS_WEB_PASSWORD=validate\nSENTINEL_PASSWORD=validate\n' \
+        >"$scratch/filled.env"
     : >"$scratch/empty.env"
     run "docker compose config" docker compose --env-file "$scratch/filled.env" -f deploy/compose.yaml config -q
     run "docker compose refuses to start with empty secrets" sh -c \
@@ -101,7 +105,8 @@ else skip openssl; fi
 
 if have hadolint; then run hadolint hadolint deploy/Dockerfile; else skip hadolint; fi
 if have shellcheck; then
-    run shellcheck shellcheck deploy/validate.sh deploy/make-internal-ca.sh
+    run shellcheck shellcheck deploy/validate.sh deploy/make-internal-ca.sh deploy/backup-redis.sh \
+        deploy/restore-redis.sh deploy/redis-server.sh deploy/redis-sentinel.sh
 else skip shellcheck; fi
 
 if [ -x .venv/bin/python ]; then  # the project's venv has grpcio-health-checking: import and run --help

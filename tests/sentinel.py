@@ -178,6 +178,22 @@ class SentinelSet:
         assert node.process is not None
         node.process.send_signal(signal.SIGCONT)
 
+    def stop_servers(self) -> None:
+        """Stop every Redis server (the sentinels stay): a restore's first step (docs/backup.md)."""
+        for node in self.servers:
+            if node.process is not None:
+                node.process.send_signal(signal.SIGCONT)
+                node.process.terminate()
+                node.process.wait(10)
+                node.process = None
+
+    def start_servers(self, primary: Node) -> None:
+        """Start ``primary`` on its folder as it is, then the others as its replicas (they sync from it)."""
+        self._start_server(primary, None)
+        for node in self.servers:
+            if node is not primary:
+                self._start_server(node, primary.port)
+
     def stop(self) -> None:
         for node in [*self.sentinels, *self.servers]:
             if node.process is not None:

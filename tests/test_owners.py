@@ -291,6 +291,40 @@ def test_an_owners_life_through_the_gateway(redis_url: str, r: Any) -> None:
     asyncio.run(main())
 
 
+def test_a_registration_sent_again_with_its_request_id_is_the_same_registration(redis_url: str, r: Any) -> None:
+    """RegisterBot and CreateOwner sent twice with one request id (a retry whose first answer was lost): the
+    same bot or owner, a fresh token that works and a first one that no longer does, past the owner's
+    max_bots too; another owner's call with that id, or another id, is told the name is taken; a malformed
+    id is INVALID_ARGUMENT and changes nothing. (tests/test_redis_failover.py: the same across a failover.)"""
+
+    async def main() -> None:
+        async with gateway(redis_url) as address:
+            admin = ArenaClient(address, ADMIN_TOKEN)
+            _, owner_token = await call(admin.create_owner, "olive", 1, "owner-request-1")
+            again, owner_token2 = await call(admin.create_owner, "olive", 1, "owner-request-1")
+            assert again.name == "olive" and owner_token2 != owner_token
+            assert await refused(admin.create_owner, "olive", 1, "owner-request-2") == "ALREADY_EXISTS"
+            olive = ArenaClient(address, owner_token)
+            assert await refused(olive.list_bots) == "UNAUTHENTICATED"  # the first answer's token is gone
+            olive = ArenaClient(address, owner_token2)
+            _, first = await call(olive.register_bot, "olive-bot", "", ["shanghaien"], 0, "bot-request-1")
+            bot, second = await call(olive.register_bot, "olive-bot", "", ["shanghaien"], 0, "bot-request-1")
+            assert bot.owner == "olive" and second != first  # past max_bots 1: the retry's bot is that one
+            assert Registry(r).authenticate(first) is None and Registry(r).authenticate(second) is not None
+            # another id is a new registration: past max_bots (the quota is counted before the name)
+            assert await refused(olive.register_bot, "olive-bot", "", ["shanghaien"], 0, "bot-request-2") == (
+                "RESOURCE_EXHAUSTED")  # fmt: skip
+            assert await refused(admin.register_bot, "olive-bot", "other", ["shanghaien"], 0, "bot-request-1") == (
+                "ALREADY_EXISTS")  # fmt: skip
+            assert await refused(admin.register_bot, "new-bot", "olive", ["shanghaien"], 0, "bad id!") == (
+                "INVALID_ARGUMENT")  # fmt: skip
+            assert Registry(r).find("new-bot") is None
+            for c in (admin, olive):
+                c.close()
+
+    asyncio.run(main())
+
+
 def test_an_owner_manages_its_own_bots_and_nothing_of_another_owners(redis_url: str, r: Any) -> None:
     tokens = setup_owner_world(r)
 

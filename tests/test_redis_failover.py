@@ -18,6 +18,7 @@ import redis
 
 from arena.local.redisproc import RedisNotFoundError, find_redis_server
 from arena.redis_client import (
+    FENCE_KEY,
     NotReplicatedError,
     SentinelURL,
     connect,
@@ -29,7 +30,7 @@ from arena.redis_client import (
 )
 from tests.chaos import kill_run
 from tests.helpers import in_ci
-from tests.sentinel import SentinelSet
+from tests.sentinel import Node, SentinelSet
 
 
 def _have_redis_server() -> bool:
@@ -177,3 +178,160 @@ def test_a_ladder_run_through_two_primary_kills_loses_nothing(tmp_path: Path) ->
     assert report.exited == [] and report.stuck_bots == [], (report.summary(), report.exited)
     assert report.churn_done > 0 and report.churn_lost == [], (report.summary(), report.churn_lost)
     assert report.ladder_games == 2 * report.finished and report.ladder_equals_rebuild, report.summary()
+
+
+def _freeze_replicas(sentinels: SentinelSet) -> list[Node]:
+    """SIGSTOP both replicas: the primary takes writes (they acknowledged within min-replicas-max-lag) but
+    none acknowledges them, so a ``WAIT`` times out: NotReplicatedError for a write that was made."""
+    import signal
+
+    primary = sentinels.wait_settled()
+    frozen = [n for n in sentinels.servers if n.port != primary and n.process is not None]
+    for node in frozen:
+        assert node.process is not None
+        node.process.send_signal(signal.SIGSTOP)
+    return frozen
+
+
+def _thaw(sentinels: SentinelSet, frozen: list[Node]) -> None:
+    import signal
+
+    for node in frozen:
+        if node.process is not None:
+            node.process.send_signal(signal.SIGCONT)
+
+
+@needs_sentinel
+def test_a_registration_retried_after_it_did_not_replicate_is_the_same_registration(sentinels: SentinelSet) -> None:
+    """A registration the primary made but too few replicas acknowledged (NotReplicatedError: not reported
+    done) and then retried with the same request id is the same registration, answered with a fresh token,
+    not "the name is taken"; without that id, or by another owner, the name is taken and the refusal says
+    what to do. Owners' creation the same, and a retry passes the owner's quota that its bot now fills."""
+    from arena.service.owners import Owners
+    from arena.service.registry import DuplicateBotError, Registry
+
+    r = connect(sentinels.url)
+    registry, owners = Registry(r), Owners(r)
+    _, alice = owners.create("alice-r", max_bots=1)
+    frozen = _freeze_replicas(sentinels)
+    try:
+        with pytest.raises(NotReplicatedError, match="registering bot 'retried'"):
+            owners.register_bot(registry, "alice-r", "retried", ["shanghaien"], 1, "req-bot-0001")
+        with pytest.raises(NotReplicatedError, match="creating owner 'retrier'"):
+            owners.create("retrier", request_id="req-owner-0001")
+    finally:
+        _thaw(sentinels, frozen)
+    sentinels.wait_settled()
+    first_token_keys = [k for k in r.scan_iter("arena:token:*") if r.get(k) == b"retried"]
+    assert len(first_token_keys) == 1  # the registration was made, with a token nobody was given
+
+    bot, token = _until_ok(lambda: owners.register_bot(registry, "alice-r", "retried", ["shanghaien"], 1,
+                                                       "req-bot-0001"))  # fmt: skip
+    assert bot.name == "retried" and bot.owner == "alice-r"
+    found = registry.authenticate(token)
+    assert found is not None and found.name == "retried"
+    token_keys = [k for k in r.scan_iter("arena:token:*") if r.get(k) == b"retried"]
+    assert len(token_keys) == 1 and token_keys != first_token_keys  # the undelivered token no longer works
+    owner, owner_token = _until_ok(lambda: owners.create("retrier", request_id="req-owner-0001"))
+    assert owner.name == "retrier" and owners.authenticate(owner_token) is not None
+
+    with pytest.raises(DuplicateBotError, match=r"exists already.*request id"):
+        registry.register("retried", "alice-r", ["shanghaien"], request_id="req-bot-other")
+    with pytest.raises(DuplicateBotError):  # the same id from another owner is not a retry
+        registry.register("retried", "bob-r", ["shanghaien"], request_id="req-bot-0001")
+    with pytest.raises(DuplicateBotError):
+        registry.register("retried", "alice-r", ["shanghaien"])
+    assert registry.authenticate(token) is not None  # none of those refusals touched the bot's token
+    assert alice and len(owners.bot_names("alice-r")) == 1
+    r.close()
+
+
+@needs_sentinel
+def test_a_client_retries_a_registration_through_the_failover_with_its_request_id(sentinels: SentinelSet) -> None:
+    """Through the gateway: ``ArenaClient.register_bot`` while no replica acknowledges is told UNAVAILABLE
+    (not done), sends it again with the same request id once they do, and gets the bot and a token that
+    works, where a plain retry would have been told the name is taken."""
+    import secrets
+
+    from arena.service.client import ArenaClient
+    from arena.service.registry import Registry
+    from tests.helpers import gateway
+
+    admin_token = "arena_admin_" + secrets.token_urlsafe(32)
+    r = connect(sentinels.url)
+    Registry(r).set_admin_token(admin_token)
+
+    async def scenario() -> tuple[str, str]:
+        async with gateway(sentinels.url) as address:
+            admin = ArenaClient(address, admin_token)
+            frozen = _freeze_replicas(sentinels)
+            loop = asyncio.get_running_loop()
+            loop.call_later(3.0, _thaw, sentinels, frozen)  # the first try and the first retry time out
+            try:
+                bot, token = await asyncio.to_thread(admin.register_bot, "via-gateway", "chaos", ["shanghaien"], 1)
+                return str(bot.name), token
+            finally:
+                _thaw(sentinels, frozen)
+                admin.close()
+
+    name, token = asyncio.run(scenario())
+    found = Registry(r).authenticate(token)
+    assert name == "via-gateway" and found is not None and found.name == "via-gateway"
+    sentinels.wait_settled()
+    r.close()
+
+
+@needs_sentinel
+def test_a_backup_of_the_replicated_set_restores_into_its_primary(tmp_path: Path) -> None:
+    """docs/backup.md on a Sentinel-managed set, with its scripts: writes through the Sentinel URL, a backup
+    taken from a replica the sentinels name (deploy/backup-redis.sh given the Sentinel URL), everything
+    wiped (FLUSHALL, which the replicas follow), then the restore: the servers stopped, the backup restored
+    into the primary's emptied folder (deploy/restore-redis.sh), the primary started on it and the replicas
+    started empty, which resync from it; everything reads back through the Sentinel URL, and on each replica."""
+    import os
+    import shutil
+    import subprocess
+
+    from arena.service.registry import Registry
+    from tests.helpers import require_tool
+
+    require_tool("redis-cli", "apt-get install redis-tools")
+    root = Path(__file__).resolve().parents[1]
+    with SentinelSet(tmp_path / "set") as s:
+        r = connect(s.url)
+        _, token = Registry(r).register("kept", "alice", ["shanghaien"])
+        for i in range(200):
+            replicated(r, lambda p, i=i: p.hset(f"arena:kept:{i}", mapping={"i": i, "x": "y" * i}), "a write")
+        before = {k: r.hgetall(k) for k in r.scan_iter("arena:kept:*")}
+        keys_before = r.dbsize()
+        backup = tmp_path / "backup"
+        done = subprocess.run(["bash", str(root / "deploy" / "backup-redis.sh"), str(backup)],
+                              env={**os.environ, "REDIS_URL": s.url}, capture_output=True, text=True, timeout=120,
+                              check=False)  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        primary = s.node(s.wait_settled())
+        assert "snapshot from 127.0.0.1:" in done.stderr and f":{primary.port} " not in done.stderr.split("(")[0]
+        assert f"keys: {keys_before}" in (backup / "MANIFEST").read_text()
+
+        replicated(r, lambda p: p.flushall(), "the wipe")
+        assert r.keys("arena:*") == [FENCE_KEY.encode()]  # the fence the wipe's WAIT wrote, alone
+        r.close()
+        s.stop_servers()
+        for node in s.servers:
+            shutil.rmtree(node.folder)
+        restored = subprocess.run(["bash", str(root / "deploy" / "restore-redis.sh"), str(backup), str(primary.folder)],
+                                  capture_output=True, text=True, timeout=120, check=False)  # fmt: skip
+        assert restored.returncode == 0, restored.stdout + restored.stderr
+        s.start_servers(primary)
+        assert s.wait_settled() == primary.port
+
+        r = connect(s.url)
+        assert _until_ok(r.dbsize) == keys_before
+        assert {k: r.hgetall(k) for k in r.scan_iter("arena:kept:*")} == before
+        found = Registry(r).authenticate(token)
+        assert found is not None and found.name == "kept"
+        for node in s.servers:
+            if node is not primary:
+                with redis.Redis(port=node.port) as replica:
+                    assert replica.dbsize() == keys_before  # resynced from the restored primary
+        r.close()

@@ -399,11 +399,13 @@ def test_the_deploy_rules_catch_a_website_that_could_write_or_be_reached_directl
     broken = copy.deepcopy(compose)
     broken["services"]["web"]["environment"]["ARENA_REDIS_URL"] = "redis://:${REDIS_PASSWORD:?x}@redis:6379/0"
     broken["services"]["web"]["ports"] = ["8080:8080"]
-    command = broken["services"]["redis"]["command"]
-    command[command.index("--user") + 1] += " +@write"
     found = check.compose_problems(broken)
     assert any("web's ARENA_REDIS_URL is not the read-only user web's" in p for p in found), found
     assert any("web publishes ports" in p for p in found), found
+    # the servers' rules live in the script Compose and Kubernetes run (deploy/redis-server.sh)
+    script = (ROOT / "deploy" / "redis-server.sh").read_text()
+    assert check.script_problems(script) == []
+    found = check.script_problems(script.replace("+evalsha_ro +eval_ro", "+evalsha_ro +eval_ro +@write"))
     assert any("user web may write" in p for p in found), found
 
     resources = yaml.safe_load((ROOT / "deploy" / "k8s" / "kustomization.yaml").read_text())["resources"]
@@ -412,7 +414,10 @@ def test_the_deploy_rules_catch_a_website_that_could_write_or_be_reached_directl
     policy = next(d for d in docs if d["kind"] == "NetworkPolicy" and d["metadata"]["name"] == "web-from-ingress-only")
     policy["spec"]["ingress"][0]["from"] = [{"namespaceSelector": {}}]
     web = next(d for d in docs if d["kind"] == "Deployment" and d["metadata"]["name"] == "web")
-    web["spec"]["template"]["spec"]["containers"][0]["env"][1]["value"] = "redis://:$(REDIS_PASSWORD)@redis:6379/0"
+    url = next(e for e in web["spec"]["template"]["spec"]["containers"][0]["env"] if e["name"] == "ARENA_REDIS_URL")
+    url["value"] = url["value"].replace(
+        "redis+sentinel://web:$(REDIS_WEB_PASSWORD)@", "redis+sentinel://:$(REDIS_PASSWORD)@"
+    )
     found = check.k8s_problems(docs)
     assert any("web-from-ingress-only: web:8080 admits more than the ingress namespace" in p for p in found), found
     assert any("web does not connect as Redis's read-only user web" in p for p in found), found

@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
+import secrets
+import time
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, Final
 
 import grpc
 
-from arena.errors import ArenaError
+from arena.errors import DATABASE_TROUBLE, ArenaError
 from referee.wire import arena_pb2, arena_pb2_grpc, match_pb2
-from referee.wire.contract import bearer_metadata, to_proto_enum
+from referee.wire.contract import bearer_metadata, request_id_metadata, to_proto_enum
 from referee.wire.tls import ClientTls, sync_channel
 from referee.wire.values import MatchStatus
+
+REGISTRATION_RETRY_S: Final = 30.0
+"""How long a registration is sent again while the arena's database fails over (a failover takes the
+sentinels' down-after time plus a few seconds: docs/deploy.md)."""
 
 
 class ArenaClient:
@@ -35,15 +41,34 @@ class ArenaClient:
     def _md(self) -> tuple[tuple[str, str], ...]:
         return bearer_metadata(self.token)
 
-    def _call(self, method: str, request: Any) -> Any:
+    def _call(self, method: str, request: Any, metadata: tuple[tuple[str, str], ...] = ()) -> Any:
         try:
-            return getattr(self.stub, method)(request, metadata=self._md(), timeout=self.timeout)
+            return getattr(self.stub, method)(request, metadata=self._md() + metadata, timeout=self.timeout)
         except grpc.RpcError as e:
             raise ArenaError(e.code().name, e.details() or "", self.target, self.tls) from None
 
-    def register_bot(self, name: str, owner: str, game_ids: list[str], max_concurrent: int = 0) -> tuple[Any, str]:
-        r = self._call("RegisterBot", arena_pb2.RegisterBotRequest(name=name, owner=owner, game_ids=game_ids,
-                                                                   max_concurrent=max_concurrent))  # fmt: skip
+    def _registration(self, method: str, request: Any, request_id: str | None) -> Any:
+        """A registration (a bot's, an owner's) under one request id, sent again with it while the arena's
+        database fails over (UNAVAILABLE for Redis trouble, up to ``REGISTRATION_RETRY_S``): the call is
+        idempotent by that id, so a retry of one that was made answers with the same bot or owner and a
+        fresh token, never "exists already"."""
+        metadata = request_id_metadata(request_id or secrets.token_hex(16))
+        deadline = time.monotonic() + REGISTRATION_RETRY_S
+        pause = 0.5
+        while True:
+            try:
+                return self._call(method, request, metadata)
+            except ArenaError as e:
+                if e.code != "UNAVAILABLE" or not e.message.startswith(DATABASE_TROUBLE) or time.monotonic() > deadline:
+                    raise
+            time.sleep(pause)
+            pause = min(pause * 2, 4.0)
+
+    def register_bot(
+        self, name: str, owner: str, game_ids: list[str], max_concurrent: int = 0, request_id: str | None = None
+    ) -> tuple[Any, str]:
+        r = self._registration("RegisterBot", arena_pb2.RegisterBotRequest(
+            name=name, owner=owner, game_ids=game_ids, max_concurrent=max_concurrent), request_id)  # fmt: skip
         return r.bot, r.token
 
     def rotate_token(self, name: str) -> str:
@@ -66,9 +91,9 @@ class ArenaClient:
     # owners: CreateOwner, ListOwners and SetOwnerMaxBots need the admin token; RotateOwnerToken the
     # admin's or the owner's
 
-    def create_owner(self, name: str, max_bots: int = 0) -> tuple[Any, str]:
+    def create_owner(self, name: str, max_bots: int = 0, request_id: str | None = None) -> tuple[Any, str]:
         """A new owner (``max_bots`` 0: the arena's default) and its token, shown this once."""
-        r = self._call("CreateOwner", arena_pb2.CreateOwnerRequest(name=name, max_bots=max_bots))
+        r = self._registration("CreateOwner", arena_pb2.CreateOwnerRequest(name=name, max_bots=max_bots), request_id)
         return r.owner, r.token
 
     def list_owners(self) -> list[Any]:

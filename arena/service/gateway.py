@@ -48,6 +48,7 @@ from referee.wire.contract import (
     from_proto_enum,
     new_server,
     refuse_bot_token,
+    request_id,
     require_bot_token,
     result_to_proto,
     serve,
@@ -195,6 +196,14 @@ class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
             metrics.REDIS_ERRORS.labels("gateway").inc()
             await abort(context, grpc.StatusCode.UNAVAILABLE, trouble(e))
 
+    @staticmethod
+    async def _request_id(context: grpc.aio.ServicerContext) -> str:
+        """The call's request id (``referee.wire.contract.REQUEST_ID_KEY``), INVALID_ARGUMENT when malformed."""
+        try:
+            return request_id(context)
+        except ValueError as e:
+            await abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(e))
+
     async def _match(self, context: grpc.aio.ServicerContext, match_id: str) -> MatchRecord:
         """The match's record, or NOT_FOUND (``UnknownMatchError``)."""
         m: MatchRecord = await self._call(context, self.store.get, match_id)
@@ -305,15 +314,16 @@ class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
         self, request: arena_pb2.RegisterBotRequest, context: grpc.aio.ServicerContext
     ) -> arena_pb2.RegisterBotResponse:
         caller = await self._require(context, CallerKind.OWNER)
+        retry_id = await self._request_id(context)
         if caller.kind is CallerKind.OWNER:  # an owner registers its own bots (whatever it asks), up to its limit
             bot, token = await self._call(
                 context, self.owners.register_bot, self.registry, caller.name, request.name,
-                list(request.game_ids), request.max_concurrent or 4,
+                list(request.game_ids), request.max_concurrent or 4, retry_id,
             )  # fmt: skip
         else:  # the admin: any owner, and the names reserved for the arena (arena.service.names)
             bot, token = await self._call(
                 context, self.registry.register, request.name, request.owner, list(request.game_ids),
-                request.max_concurrent or 4,
+                request.max_concurrent or 4, retry_id,
             )  # fmt: skip
         log.info("bot registered", bot=bot.name, owner=bot.owner, games=list(bot.game_ids))
         return arena_pb2.RegisterBotResponse(bot=bot_proto(bot), token=token)
@@ -520,7 +530,10 @@ class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
         self, request: arena_pb2.CreateOwnerRequest, context: grpc.aio.ServicerContext
     ) -> arena_pb2.CreateOwnerResponse:
         await self._require(context)
-        owner, token = await self._call(context, self.owners.create, request.name, request.max_bots or DEFAULT_MAX_BOTS)
+        retry_id = await self._request_id(context)
+        owner, token = await self._call(
+            context, self.owners.create, request.name, request.max_bots or DEFAULT_MAX_BOTS, retry_id
+        )
         log.info("owner created", owner=owner.name, max_bots=owner.max_bots)
         return arena_pb2.CreateOwnerResponse(owner=owner_proto(owner, 0), token=token)
 

@@ -36,8 +36,19 @@ LOCK_TTL_MS: Final = 10_000
 LOCK_WAIT_S: Final = 5.0
 
 _CREATE: Final = """
-if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-redis.call('HSET', KEYS[1], 'name', ARGV[1], 'token_sha256', ARGV[2], 'max_bots', ARGV[3], 'created_at', ARGV[4])
+-- KEYS: the owner's hash, its token's index key, the set of owners. ARGV: name, token hash, max_bots, time,
+-- request id ('' for none), token keys' prefix. 1: created; 2: the same request again (a retry of a creation
+-- that was made: the new token replaces the one its first answer never delivered); 0: the name is taken.
+if redis.call('EXISTS', KEYS[1]) == 1 then
+  local made = redis.call('HMGET', KEYS[1], 'request_id', 'token_sha256')
+  if ARGV[5] == '' or made[1] ~= ARGV[5] then return 0 end
+  redis.call('DEL', ARGV[6] .. made[2])
+  redis.call('HSET', KEYS[1], 'token_sha256', ARGV[2])
+  redis.call('SET', KEYS[2], ARGV[1])
+  return 2
+end
+redis.call('HSET', KEYS[1], 'name', ARGV[1], 'token_sha256', ARGV[2], 'max_bots', ARGV[3], 'created_at', ARGV[4],
+           'request_id', ARGV[5])
 redis.call('SET', KEYS[2], ARGV[1])
 redis.call('SADD', KEYS[3], ARGV[1])
 return 1
@@ -92,8 +103,10 @@ class Owners:
         self._rotate = client.register_script(ROTATE_TOKEN)
         self._unlock = client.register_script(_UNLOCK)
 
-    def create(self, name: str, max_bots: int = DEFAULT_MAX_BOTS) -> tuple[Owner, str]:
-        """A new owner and its token (the only time the token is seen)."""
+    def create(self, name: str, max_bots: int = DEFAULT_MAX_BOTS, request_id: str = "") -> tuple[Owner, str]:
+        """A new owner and its token (the only time the token is seen). The same ``request_id`` again is a
+        retry of a creation that was made (its answer lost): the owner with a fresh token
+        (``Registry.register`` explains)."""
         if not NAME_RE.match(name):
             raise OwnerError(f"bad owner name {name!r}: 1-40 letters, digits, '_', '.', '-', starting alphanumeric")
         if name == REFERENCE_OWNER:
@@ -102,10 +115,14 @@ class Owners:
         token = new_owner_token()
         done = replicated(self.r, lambda pipe: self._create(
             keys=[keys.owner(name), keys.owner_token(token_sha256(token)), keys.owners()],
-            args=[name, token_sha256(token), max_bots, f"{time.time():.6f}"], client=pipe,
+            args=[name, token_sha256(token), max_bots, f"{time.time():.6f}", request_id, keys.owner_token("")],
+            client=pipe,
         ), f"creating owner {name!r}")[0]  # fmt: skip
         if not done:
-            raise DuplicateOwnerError(f"an owner named {name!r} exists already")
+            raise DuplicateOwnerError(
+                f"an owner named {name!r} exists already (if from a call whose answer you did not get: retry it "
+                "with its request id, or rotate the owner's token)"
+            )
         return self.get(name), token
 
     def set_max_bots(self, name: str, max_bots: int) -> Owner:
@@ -186,7 +203,13 @@ class Owners:
         return {n: (keys.text(o or ""), float(r or 0) > 0) for n, (o, r) in zip(every, pipe.execute(), strict=True)}
 
     def register_bot(
-        self, registry: Registry, owner: str, name: str, game_ids: Sequence[str], max_concurrent: int
+        self,
+        registry: Registry,
+        owner: str,
+        name: str,
+        game_ids: Sequence[str],
+        max_concurrent: int,
+        request_id: str = "",
     ) -> tuple[BotRecord, str]:
         """Register a bot of ``owner`` if it has fewer than its ``max_bots`` (retired ones not counted):
         OwnerQuotaError otherwise, ReservedNameError for a name of ``names.RESERVED``,
@@ -208,10 +231,10 @@ class Owners:
                 raise OwnerGoneError(f"no owner named {owner!r}")
             limit = found.max_bots
             count = self.bot_counts()[owner]
-            if count >= limit:
+            if count >= limit and not registry.is_retry(name, owner, request_id):  # a retry's bot is counted
                 raise OwnerQuotaError(f"owner {owner} has {count} bots, its limit of {limit}; retire one (arena bot "
                                       "retire) or ask the arena's admin for more")  # fmt: skip
-            return registry.register(name, owner, [*game_ids], max_concurrent)
+            return registry.register(name, owner, [*game_ids], max_concurrent, request_id)
         finally:
             self._unlock(keys=[lock], args=[holder])
 

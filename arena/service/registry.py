@@ -118,13 +118,23 @@ class BotRecord:
 
 _REGISTER = """
 -- KEYS: the bot's hash, its token's index key, the set of bots, its folded name's key.
--- Returns 1, or the name of the bot holding the name or one that looks the same (nothing changed).
-if redis.call('EXISTS', KEYS[1]) == 1 then return ARGV[1] end
+-- ARGV: name, owner, games, token hash, max_concurrent, time, request id ('' for none), token keys' prefix.
+-- Returns 1 (registered), 2 (the same request again: a retry of a registration that was made; the new
+-- token replaces the one its first answer never delivered), or the name of the bot holding the name or
+-- one that looks the same (nothing changed).
+if redis.call('EXISTS', KEYS[1]) == 1 then
+  local bot = redis.call('HMGET', KEYS[1], 'request_id', 'owner', 'token_sha256')
+  if ARGV[7] == '' or bot[1] ~= ARGV[7] or bot[2] ~= ARGV[2] then return ARGV[1] end
+  redis.call('DEL', ARGV[8] .. bot[3])
+  redis.call('HSET', KEYS[1], 'token_sha256', ARGV[4])
+  redis.call('SET', KEYS[2], ARGV[1])
+  return 2
+end
 local holder = redis.call('GET', KEYS[4])
 if holder then return holder end
 redis.call('HSET', KEYS[1], 'name', ARGV[1], 'owner', ARGV[2], 'games', ARGV[3], 'token_sha256', ARGV[4],
            'enabled', '1', 'disabled_reason', '', 'version', '', 'max_concurrent', ARGV[5],
-           'created_at', ARGV[6], 'last_seen', '0')
+           'created_at', ARGV[6], 'last_seen', '0', 'request_id', ARGV[7])
 redis.call('SET', KEYS[2], ARGV[1])
 redis.call('SADD', KEYS[3], ARGV[1])
 redis.call('SET', KEYS[4], ARGV[1])
@@ -198,9 +208,17 @@ class Registry:
     # ------------------------------------------------------------------ bots
 
     def register(
-        self, name: str, owner: str, game_ids: list[str], max_concurrent: int = DEFAULT_MAX_CONCURRENT
+        self,
+        name: str,
+        owner: str,
+        game_ids: list[str],
+        max_concurrent: int = DEFAULT_MAX_CONCURRENT,
+        request_id: str = "",
     ) -> tuple[BotRecord, str]:
-        """A new bot and its token (the only time the token is seen)."""
+        """A new bot and its token (the only time the token is seen). ``request_id`` (the caller's, kept
+        with the bot): the same owner registering the same name with the same id again is a retry (its
+        first answer was lost, e.g. NotReplicatedError during a failover, though the bot was made): it gets
+        the bot with a fresh token, never "exists already"."""
         if not NAME_RE.match(name):
             raise RegistryError(f"bad bot name {name!r}: 1-40 letters, digits, '_', '.', '-', starting alphanumeric")
         if not owner.strip():
@@ -212,13 +230,24 @@ class Registry:
         created: Any = replicated(self.r, lambda pipe: self._register(
             keys=[keys.bot(name), keys.token(token_sha256(token)), keys.bots(), keys.bot_name_fold(fold(name))],
             args=[name, owner.strip(), json.dumps(sorted(set(game_ids))), token_sha256(token), max_concurrent,
-                  f"{time.time():.6f}"], client=pipe,
+                  f"{time.time():.6f}", request_id, keys.token("")], client=pipe,
         ), f"registering bot {name!r}")[0]  # fmt: skip
-        if created != 1:
+        if created not in (1, 2):
             holder = keys.text(created)
-            raise DuplicateBotError(f"a bot named {name!r} exists already" if holder == name else
-                                    f"the name {name!r} looks like that of bot {holder!r}; choose another")  # fmt: skip
+            if holder != name:
+                raise DuplicateBotError(f"the name {name!r} looks like that of bot {holder!r}; choose another")
+            raise DuplicateBotError(
+                f"a bot named {name!r} exists already (if it is yours, from a registration whose answer you did "
+                "not get, retry that call with its request id, or rotate the bot's token: arena bot rotate-token)"
+            )
         return self.get(name), token
+
+    def is_retry(self, name: str, owner: str, request_id: str) -> bool:
+        """Whether registering ``name`` for ``owner`` with ``request_id`` is the retry of one already made."""
+        if not request_id:
+            return False
+        made, by = self.r.hmget(keys.bot(name), "request_id", "owner")
+        return made is not None and keys.text(made) == request_id and by is not None and keys.text(by) == owner
 
     def index_names(self) -> int:
         """Give every bot its folded-name key (those registered before the keys existed); the first of two

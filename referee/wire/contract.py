@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import errno
 import inspect
+import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from enum import StrEnum
 from typing import Any, Final, NoReturn, TypeVar
@@ -141,6 +142,30 @@ def bearer(context: grpc.aio.ServicerContext) -> str | None:
         if key == "authorization" and isinstance(value, str) and value.startswith("Bearer "):
             return value[len("Bearer ") :].strip() or None
     return None
+
+
+# ------------------------------------------------------------------------------- request ids
+
+REQUEST_ID_KEY: Final = "arena-request-id"
+"""Call metadata naming one logical request across its retries: a registration (a bot's, an owner's) that
+the caller retries after UNAVAILABLE (Redis failing over) with the same id is answered as the same
+registration, with a fresh token, instead of "the name is taken" (``arena.service.registry``)."""
+REQUEST_ID_RE: Final = re.compile(r"^[A-Za-z0-9_-]{8,64}$")
+
+
+def request_id_metadata(request_id: str) -> tuple[tuple[str, str], ...]:
+    return ((REQUEST_ID_KEY, request_id),) if request_id else ()
+
+
+def request_id(context: grpc.aio.ServicerContext) -> str:
+    """The call's request id ("" when it has none); ValueError for one that is not 8-64 letters, digits,
+    '_' or '-'."""
+    for key, value in context.invocation_metadata() or ():
+        if key == REQUEST_ID_KEY:
+            if not isinstance(value, str) or not REQUEST_ID_RE.match(value):
+                raise ValueError(f"metadata {REQUEST_ID_KEY} must be 8-64 letters, digits, '_' or '-'")
+            return value
+    return ""
 
 
 # ------------------------------------------------------------------------------- servers
