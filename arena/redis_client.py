@@ -173,6 +173,8 @@ REPLICATION_TIMEOUT_MS = 2000
 """How long ``replicated`` waits for the replicas to acknowledge (``WAIT``): far above a healthy replica's
 lag (milliseconds), well under a caller's patience."""
 AUTO_RECHECK_S = 30.0
+SENTINEL_RECHECK_S = 5.0
+"""How often a Sentinel-managed client counts its primary's connected replicas (auto ``redis_replicas``)."""
 FENCE_KEY = "arena:replication-fence"
 
 _configured: dict[str, int] = {}  # "replicas": the ``redis_replicas`` setting of this process (``set_replicas``)
@@ -213,8 +215,11 @@ class _Policy:
 
 
 def required_replicas(client: Any) -> int:
-    """How many replicas must hold a write of ``client`` (see ``replicated``). Auto (-1): 1 behind a
-    Sentinel URL (a Sentinel-managed primary has replicas); else 1 once the primary has shown a connected
+    """How many replicas must hold a write of ``client`` (see ``replicated``). Auto (-1): behind a Sentinel
+    URL, every replica connected to the primary (at least 1; counted every ``SENTINEL_RECHECK_S``): the
+    sentinels promote by the offsets they last polled, not by who acknowledged, so a write one of two
+    replicas held was lost (docs/deploy.md); a replica that is down cannot be promoted and is not waited for.
+    Else 1 once the primary has shown a connected
     replica (``INFO replication``, asked again every 30 s while it has none), and it stays 1: replicas
     that go away are when it matters most (the primary's ``min-replicas-to-write`` refuses writes then)."""
     policy = getattr(client, "_arena_replication", None)
@@ -224,9 +229,13 @@ def required_replicas(client: Any) -> int:
             client._arena_replication = policy
     if policy.replicas >= 0:
         return int(policy.replicas)
-    if policy.sentinel:
-        return 1
     now = time.monotonic()
+    if policy.sentinel:  # every replica connected now: one that acknowledged may not be the one promoted
+        if now - policy.checked_at >= SENTINEL_RECHECK_S:
+            info_: Any = client.info("replication")
+            policy.checked_at = now
+            policy.decided = max(1, int(info_.get("connected_slaves", 0)))
+        return int(policy.decided)
     if policy.decided == 0 and now - policy.checked_at >= AUTO_RECHECK_S:
         info: Any = client.info("replication")
         policy.checked_at = now

@@ -110,7 +110,7 @@ def _until_ok(call, timeout: float = 30.0):  # type: ignore[no-untyped-def]
 def test_clients_scripts_and_blocking_reads_follow_a_failover(sentinels: SentinelSet) -> None:
     r = connect(sentinels.url)
     blocking = connect(sentinels.url, block_ms=3000)
-    assert required_replicas(r) == 1  # a Sentinel-managed primary has replicas
+    assert required_replicas(r) == 2  # behind Sentinel: every replica connected to the primary (two here)
     r.delete("s", "n")
     r.xgroup_create("s", "g", id="0", mkstream=True)
     script = r.register_script("return redis.call('incr', KEYS[1])")
