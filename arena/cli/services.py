@@ -80,11 +80,45 @@ def cmd_gateway(args: argparse.Namespace) -> int:
             client.close()
         server, _, servicer = await start_gateway(
             s.redis_url, listen, host_ladder, tls=tls, worker_tls=worker_tls, direct=args.advertise_workers,
-            limits=limits, archive=archive, retention_s=retention_s,
+            play_proxy=args.play_proxy, limits=limits, archive=archive, retention_s=retention_s,
         )
         await stop.wait()
         await server.stop(2.0)
         await servicer.close()
+
+    return run_service(main)
+
+
+def cmd_proxy_config(args: argparse.Namespace) -> int:
+    import sys
+
+    from arena.redis_client import connect
+    from arena.service import playproxy
+    from referee.logs import configure
+
+    s = settings(args)
+    configure(json=True, level=s.log_level, service="play-proxy")
+    try:
+        conf = playproxy.ProxyConfig(
+            listen=args.proxy_listen, tls_cert=s.tls_cert, tls_key=s.tls_key, worker_ca=s.tls_ca,
+            worker_name=s.tls_server_name, state_dir=args.state_dir, worker_processes=args.nginx_workers,
+        )  # fmt: skip
+    except ValueError as e:
+        raise CliError(str(e), 2) from None
+    if args.watch and not args.out:
+        raise CliError("--watch needs --out (the file nginx reads)", 2)
+    r = connect(s.redis_url, block_ms=playproxy.WAKE_MS)
+    if not args.watch:
+        text = playproxy.render(conf, playproxy.live_workers(r))
+        if args.out:
+            Path(conf.state_dir).mkdir(parents=True, exist_ok=True)
+            playproxy.write(Path(args.out), text)
+        else:
+            sys.stdout.write(text)
+        return 0
+
+    async def main(stop: asyncio.Event) -> None:
+        await playproxy.sync(r, conf, Path(args.out), stop)
 
     return run_service(main)
 
@@ -243,7 +277,35 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--advertise-workers", action="store_true",
                    help="tell bots the worker running each match, for bots inside the arena's network that dial "
                    "workers themselves (default: bots play through this gateway)")  # fmt: skip
+    p.add_argument("--play-proxy", default="", metavar="HOST:PORT",
+                   help="tell bots to play through the Play proxy (nginx, `arena proxy-config`) at this public "
+                   "address, with the route to the worker running each match (default: through this gateway)")
     p.set_defaults(func=cmd_gateway)
+
+    p = sub.add_parser(
+        "proxy-config", help="nginx's config for the public Play path (BotService/Play straight to the workers)",
+        description="Write nginx.conf for the Play proxy from the live workers in Redis: each worker's route "
+        "(what `arena gateway --play-proxy` tells bots) to its private address; only BotService/Play passes. "
+        "With --watch it is rewritten as workers come and go and nginx (its pid file in --state-dir) reloads.",
+    )  # fmt: skip
+    add_settings(p, "redis_url", "log_level", "tls_cert", "tls_key", "tls_ca", "tls_server_name",
+                 prints_result=False)  # fmt: skip
+    for action in p._actions:
+        if action.dest == "tls_cert":
+            action.help = "the proxy's TLS certificate chain (PEM): TLS for bots ends at nginx (env ARENA_TLS_CERT)"
+        elif action.dest == "tls_ca":
+            action.help = "the CA (PEM) of the workers' certificates: nginx dials them over TLS (env ARENA_TLS_CA)"
+        elif action.dest == "tls_server_name":
+            action.help = "the name on the workers' certificates (env ARENA_TLS_SERVER_NAME; needed with --tls-ca)"
+    p.add_argument("--proxy-listen", default="0.0.0.0:8443", metavar="HOST:PORT",
+                   help="where nginx listens for bots (default 0.0.0.0:8443)")
+    p.add_argument("--state-dir", default="/tmp/arena-play-proxy",
+                   help="nginx's pid file and temporary files (default /tmp/arena-play-proxy)")
+    p.add_argument("--nginx-workers", type=positive_int, default=1, help="nginx worker processes (default 1)")
+    p.add_argument("--out", default="", help="write the config here (default: print it)")
+    p.add_argument("--watch", action="store_true",
+                   help="keep --out current as workers come and go, and have nginx reload it (until SIGTERM)")
+    p.set_defaults(func=cmd_proxy_config)
 
     p = sub.add_parser("worker", help="a referee worker: run matches from the queue")
     add_settings(p, "redis_url", "listen", "advertise", "admin_token", "metrics_port", "log_level", "tls_cert",
