@@ -74,11 +74,13 @@ def nginx_play_proxy(
     tls: tuple[Path, Path] | None = None,
     worker_tls: tuple[Path, str] | None = None,
     nginx_workers: int = 1,
-) -> Iterator[tuple[subprocess.Popen[bytes], subprocess.Popen[bytes]]]:
+    child: bool = False,
+) -> Iterator[tuple[subprocess.Popen[bytes], subprocess.Popen[bytes] | None]]:
     """The Play proxy as docs/deploy.md runs it by hand: ``arena proxy-config --watch`` (the config from the
     live workers in Redis, nginx reloaded as they come and go) and Debian's ``nginx`` on 127.0.0.1:``port``,
     TLS for bots with ``tls`` (certificate chain, key), to the workers with ``worker_tls`` (their CA, the name
-    on their certificate); yields the (config, nginx) processes. Logs in ``folder``."""
+    on their certificate); yields the (config, nginx) processes. ``child``: nginx runs as the config
+    process's child (``--nginx``, as the containers run it; yielded as None). Logs in ``folder``."""
     nginx = require_tool("nginx", "apt-get install nginx-light")
     folder.mkdir(parents=True, exist_ok=True)
     conf, state = folder / "nginx.conf", folder / "state"
@@ -89,12 +91,20 @@ def nginx_play_proxy(
     if worker_tls is not None:
         args += ["--tls-ca", str(worker_tls[0]), "--tls-server-name", worker_tls[1]]
     env = {k: v for k, v in checkout_env().items() if not k.startswith("ARENA_")}
+    if child:
+        args += ["--nginx", nginx]
     with (folder / "proxy-config.log").open("ab") as log:
         sync = subprocess.Popen([sys.executable, "-m", "arena.cli", "proxy-config", *args, "--watch"], env=env,
                                 stdout=log, stderr=subprocess.STDOUT)  # fmt: skip
     procs = [sync]
     try:
         deadline = time.monotonic() + 30
+        if child:
+            while not _listens(port):
+                assert sync.poll() is None and time.monotonic() < deadline, (folder / "proxy-config.log").read_text()
+                time.sleep(0.05)
+            yield sync, None
+            return
         while not conf.exists():
             assert sync.poll() is None and time.monotonic() < deadline, (folder / "proxy-config.log").read_text()
             time.sleep(0.05)

@@ -141,13 +141,27 @@ def test_the_proxy_passes_play_only_and_the_worker_still_checks_the_token(
             (worker,) = live_workers(r)
             route = ((ROUTE_HEADER, route_of(worker)),)
 
-            async def proxy_config_has_it() -> bool:
-                return route_of(worker) in (tmp_path / "proxy" / "nginx.conf").read_text()
-
-            await wait_for(proxy_config_has_it, 30, "the proxy's config to name the worker")
-            await asyncio.sleep(1.0)  # nginx's reload
             async with aio_channel(proxy, trust) as via_proxy, aio_channel(worker, ClientTls(pki["ca"], "localhost")) \
                     as direct:  # fmt: skip
+
+                async def play(metadata: tuple[tuple[str, str], ...], hello: bool = False) -> grpc.aio.AioRpcError:
+                    """A Play call's status. nginx answers a route it has not without reading the stream: a
+                    Hello still on its way then meets a reset stream (INTERNAL, grpc/grpc#36066), so those
+                    calls send none; the worker reads the Hello before it refuses."""
+                    first = bot_pb2.PlayRequest(hello=bot_pb2.Hello(bot_name="alpha", bot_version="1"))
+                    call_ = bot_pb2_grpc.BotServiceStub(via_proxy).Play(  # type: ignore[no-untyped-call]
+                        iter([first] if hello else []), metadata=metadata, timeout=15
+                    )
+                    with pytest.raises(grpc.aio.AioRpcError) as caught:
+                        async for _ in call_:
+                            pass
+                    return caught.value
+
+                async def routed() -> bool:  # the worker in nginx's map, and nginx reloaded
+                    refused = await play(route + bearer_metadata("not-a-token"), hello=True)
+                    return bool(refused.code() == grpc.StatusCode.UNAUTHENTICATED)  # the worker's answer
+
+                await wait_for(routed, 30, "nginx to route to the worker")
                 check = health_pb2.HealthCheckRequest()
                 # the worker answers its health service itself; the proxy passes none of it
                 reply = await health_pb2_grpc.HealthStub(direct).Check(check, timeout=10)
@@ -168,29 +182,17 @@ def test_the_proxy_passes_play_only_and_the_worker_still_checks_the_token(
                 assert caught.value.code() == grpc.StatusCode.PERMISSION_DENIED
                 assert "Play only" in (caught.value.details() or "")
 
-                async def play(metadata: tuple[tuple[str, str], ...], hello: bool = False) -> grpc.aio.AioRpcError:
-                    """A Play call's status. nginx answers a route it has not without reading the stream: a
-                    Hello still on its way then meets a reset stream (INTERNAL, grpc/grpc#36066), so those
-                    calls send none; the worker reads the Hello before it refuses."""
-                    first = bot_pb2.PlayRequest(hello=bot_pb2.Hello(bot_name="alpha", bot_version="1"))
-                    call_ = bot_pb2_grpc.BotServiceStub(via_proxy).Play(  # type: ignore[no-untyped-call]
-                        iter([first] if hello else []), metadata=metadata, timeout=15
-                    )
-                    with pytest.raises(grpc.aio.AioRpcError) as caught:
-                        async for _ in call_:
-                            pass
-                    return caught.value
-
                 unknown_route = await play(((ROUTE_HEADER, route_of("10.9.9.9:1")), *bearer_metadata(token)))
                 assert unknown_route.code() == grpc.StatusCode.UNAVAILABLE, unknown_route
                 no_route = await play(bearer_metadata(token))
                 assert no_route.code() == grpc.StatusCode.UNAVAILABLE, no_route
-                wrong_token = await play(route + bearer_metadata("not-a-token"), hello=True)  # the worker's own refusal
+                wrong_token = await play(route + bearer_metadata("not-a-token"), hello=True)  # the worker's refusal
                 assert wrong_token.code() == grpc.StatusCode.UNAUTHENTICATED, wrong_token
                 assert "unknown bot token" in (wrong_token.details() or ""), wrong_token
             r.close()
             admin.close()
 
     with nginx_play_proxy(redis_url, tmp_path / "proxy", port, tls=(pki["cert"], pki["key"]),
-                          worker_tls=(pki["ca"], "localhost")):  # fmt: skip
+                          worker_tls=(pki["ca"], "localhost"), child=True):  # fmt: skip
+        # nginx as the config process's child, as the containers run it
         asyncio.run(main())

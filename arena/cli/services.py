@@ -62,6 +62,8 @@ def cmd_gateway(args: argparse.Namespace) -> int:
 
     s = settings(args)
     configure(json=True, level=s.log_level, service="gateway")
+    if args.advertise_workers and s.play_proxy:
+        raise CliError("--advertise-workers or --play-proxy: assignments name the workers or the Play proxy", 2)
     listen = s.listen or "0.0.0.0:50051"
     strong_admin_token(s.admin_token, required=True)  # its hash in Redis is what admin calls are checked against
     tls = listen_tls(s, listen)
@@ -80,7 +82,7 @@ def cmd_gateway(args: argparse.Namespace) -> int:
             client.close()
         server, _, servicer = await start_gateway(
             s.redis_url, listen, host_ladder, tls=tls, worker_tls=worker_tls, direct=args.advertise_workers,
-            play_proxy=args.play_proxy, limits=limits, archive=archive, retention_s=retention_s,
+            play_proxy=s.play_proxy, limits=limits, archive=archive, retention_s=retention_s,
         )
         await stop.wait()
         await server.stop(2.0)
@@ -107,6 +109,8 @@ def cmd_proxy_config(args: argparse.Namespace) -> int:
         raise CliError(str(e), 2) from None
     if args.watch and not args.out:
         raise CliError("--watch needs --out (the file nginx reads)", 2)
+    if args.nginx and not args.watch:
+        raise CliError("--nginx needs --watch (nginx runs as long as the config is kept current)", 2)
     r = connect(s.redis_url, block_ms=playproxy.WAKE_MS)
     if not args.watch:
         text = playproxy.render(conf, playproxy.live_workers(r))
@@ -118,7 +122,13 @@ def cmd_proxy_config(args: argparse.Namespace) -> int:
         return 0
 
     async def main(stop: asyncio.Event) -> None:
-        await playproxy.sync(r, conf, Path(args.out), stop)
+        if args.nginx:
+            try:
+                await playproxy.run_nginx(r, conf, Path(args.out), stop, args.nginx)
+            except (RuntimeError, OSError) as e:
+                raise CliError(f"the Play proxy stopped: {e}", 1) from None
+        else:
+            await playproxy.sync(r, conf, Path(args.out), stop)
 
     return run_service(main)
 
@@ -273,13 +283,10 @@ def add_parser(sub: Any) -> None:
         "matches, transcripts, the ladder",
     )  # fmt: skip
     add_settings(p, "redis_url", "listen", "admin_token", "metrics_port", "log_level", "tls_cert", "tls_key",
-                 "tls", "tls_ca", "tls_server_name", *RATE_SETTINGS, prints_result=False)  # fmt: skip
+                 "tls", "tls_ca", "tls_server_name", "play_proxy", *RATE_SETTINGS, prints_result=False)  # fmt: skip
     p.add_argument("--advertise-workers", action="store_true",
                    help="tell bots the worker running each match, for bots inside the arena's network that dial "
                    "workers themselves (default: bots play through this gateway)")  # fmt: skip
-    p.add_argument("--play-proxy", default="", metavar="HOST:PORT",
-                   help="tell bots to play through the Play proxy (nginx, `arena proxy-config`) at this public "
-                   "address, with the route to the worker running each match (default: through this gateway)")
     p.set_defaults(func=cmd_gateway)
 
     p = sub.add_parser(
@@ -304,7 +311,10 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--nginx-workers", type=positive_int, default=1, help="nginx worker processes (default 1)")
     p.add_argument("--out", default="", help="write the config here (default: print it)")
     p.add_argument("--watch", action="store_true",
-                   help="keep --out current as workers come and go, and have nginx reload it (until SIGTERM)")
+                   help="keep --out current as workers come and go, and have nginx reload it (until SIGTERM): "
+                   "SIGHUP to the pid in --state-dir's nginx.pid (an nginx run apart), or with --nginx to its own")
+    p.add_argument("--nginx", default="", metavar="PATH",
+                   help="with --watch: run this nginx binary as a child (one process tree, one container)")
     p.set_defaults(func=cmd_proxy_config)
 
     p = sub.add_parser("worker", help="a referee worker: run matches from the queue")

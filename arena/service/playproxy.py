@@ -10,8 +10,9 @@ authenticates every seat with the bot's own token.
 
 Routes are opaque (a hash of the address), so a bot learns no worker address, and nginx's map holds only
 the live workers' routes, so a route reaches nothing else. ``sync`` rewrites the config as workers come and
-go (the workers' registry in Redis; a takeover's assignment wakes it at once) and has nginx reload it
-(SIGHUP to its master, whose pid file is in the config's ``state_dir``).
+go (the workers' registry in Redis; a takeover's assignment wakes it at once) and has nginx reload it:
+SIGHUP to the master whose pid file is in the config's ``state_dir`` (nginx run by hand or by another
+container sharing the pid namespace), or to the nginx ``run_nginx`` started as its child (one container).
 """
 
 from __future__ import annotations
@@ -132,6 +133,7 @@ def render(conf: ProxyConfig, workers: Iterable[str], resolve: Callable[[str], s
         f"worker_processes {conf.worker_processes};",
         f"pid {state}/nginx.pid;",
         "error_log stderr warn;",
+        "worker_shutdown_timeout 30s;  # a reload or stop waits this long for streams in flight, then cuts them",
         "events { worker_connections 8192; }",
         "http {",
         "    access_log off;",
@@ -227,10 +229,14 @@ def reload_nginx(pid_file: Path) -> bool:
     return True
 
 
-async def sync(r: Any, conf: ProxyConfig, out: Path, stop: asyncio.Event) -> None:
-    """Keep ``out`` the config for the live workers until ``stop``, reloading nginx after each change.
-    ``r``: a Redis client whose socket timeout allows ``WAKE_MS`` blocking reads. Redis away: the last
-    config stays (running streams never need it), and it is read again with back-off."""
+async def sync(
+    r: Any, conf: ProxyConfig, out: Path, stop: asyncio.Event, reload: Callable[[], bool] | None = None
+) -> None:
+    """Keep ``out`` the config for the live workers until ``stop``, reloading nginx after each change
+    (``reload``; default: SIGHUP to the pid in the state folder). ``r``: a Redis client whose socket
+    timeout allows ``WAKE_MS`` blocking reads. Redis away: the last config stays (running streams never
+    need it), and it is read again with back-off."""
+    reload = reload or (lambda: reload_nginx(conf.pid_file))
     Path(conf.state_dir).mkdir(parents=True, exist_ok=True)
     last: Any = b"$"
     delay = 0.1
@@ -238,7 +244,7 @@ async def sync(r: Any, conf: ProxyConfig, out: Path, stop: asyncio.Event) -> Non
         try:
             workers = await asyncio.to_thread(live_workers, r)
             if await asyncio.to_thread(write, out, render(conf, workers)):
-                reloaded = reload_nginx(conf.pid_file)
+                reloaded = reload()
                 log.info("play proxy config written", workers=len(workers), path=str(out), reloaded=reloaded)
             # an assignment (a match started or taken over, perhaps by a new worker) wakes the next round
             reply: Any = await asyncio.to_thread(r.xread, {keys.assignments(): last}, count=100, block=WAKE_MS)
@@ -250,3 +256,41 @@ async def sync(r: Any, conf: ProxyConfig, out: Path, stop: asyncio.Event) -> Non
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), delay)
             delay = min(5.0, delay * 2)
+
+
+async def run_nginx(r: Any, conf: ProxyConfig, out: Path, stop: asyncio.Event, nginx: str = "nginx") -> None:
+    """``sync`` with nginx as this process's child, started once the first config is written and reloaded
+    after each change; on ``stop`` nginx stops gracefully (SIGQUIT: streams in flight end first, up to its
+    ``worker_shutdown_timeout``). RuntimeError when nginx exits by itself (its own log says why)."""
+    Path(conf.state_dir).mkdir(parents=True, exist_ok=True)
+    write(out, render(conf, await asyncio.to_thread(live_workers, r)))
+    proc = await asyncio.create_subprocess_exec(nginx, "-c", str(out), "-p", conf.state_dir, "-g", "daemon off;")
+    log.info("nginx started", pid=proc.pid, config=str(out), listen=conf.listen)
+
+    def reload() -> bool:
+        if proc.returncode is not None:
+            return False
+        proc.send_signal(signal.SIGHUP)
+        return True
+
+    syncing = asyncio.create_task(sync(r, conf, out, stop, reload))
+    exited = asyncio.create_task(proc.wait())
+    stopping = asyncio.create_task(stop.wait())
+    try:
+        await asyncio.wait({syncing, exited, stopping}, return_when=asyncio.FIRST_COMPLETED)
+        if exited.done():
+            raise RuntimeError(f"nginx exited with status {proc.returncode}")
+        if syncing.done():
+            syncing.result()  # its error, if any
+    finally:
+        stop.set()
+        for task in (syncing, stopping):
+            task.cancel()
+        if proc.returncode is None:
+            proc.send_signal(signal.SIGQUIT)
+            try:
+                await asyncio.wait_for(proc.wait(), 30)
+            except TimeoutError:
+                proc.kill()
+                await proc.wait()
+        exited.cancel()
