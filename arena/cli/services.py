@@ -111,9 +111,11 @@ def cmd_proxy_config(args: argparse.Namespace) -> int:
         raise CliError("--watch needs --out (the file nginx reads)", 2)
     if args.nginx and not args.watch:
         raise CliError("--nginx needs --watch (nginx runs as long as the config is kept current)", 2)
-    r = connect(s.redis_url, block_ms=playproxy.WAKE_MS)
+    if args.worker and args.watch:
+        raise CliError("--worker or --watch: a fixed set of workers, or Redis's live ones", 2)
+    r = None if args.worker else connect(s.redis_url, block_ms=playproxy.WAKE_MS)
     if not args.watch:
-        text = playproxy.render(conf, playproxy.live_workers(r))
+        text = playproxy.render(conf, args.worker or playproxy.live_workers(r))
         if args.out:
             Path(conf.state_dir).mkdir(parents=True, exist_ok=True)
             playproxy.write(Path(args.out), text)
@@ -313,6 +315,9 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--watch", action="store_true",
                    help="keep --out current as workers come and go, and have nginx reload it (until SIGTERM): "
                    "SIGHUP to the pid in --state-dir's nginx.pid (an nginx run apart), or with --nginx to its own")
+    p.add_argument("--worker", action="append", default=[], metavar="HOST:PORT",
+                   help="write the config for these workers instead of Redis's (repeat; not with --watch): a fixed "
+                   "set, or deploy/validate.sh's nginx -t")  # fmt: skip
     p.add_argument("--nginx", default="", metavar="PATH",
                    help="with --watch: run this nginx binary as a child (one process tree, one container)")
     p.set_defaults(func=cmd_proxy_config)
