@@ -60,6 +60,21 @@ def require_tool(name: str, install: str) -> str:
     return path
 
 
+def tls_files(folder: Path) -> dict[str, Path]:
+    """A trustme CA (``ca``) and a certificate for localhost and 127.0.0.1 (``cert``, ``key``) in ``folder``."""
+    import trustme
+
+    folder.mkdir(parents=True, exist_ok=True)
+    ca = trustme.CA()
+    cert = ca.issue_cert("localhost", "127.0.0.1")
+    paths = {"ca": folder / "ca.pem", "cert": folder / "cert.pem", "key": folder / "key.pem"}
+    ca.cert_pem.write_to_path(str(paths["ca"]))
+    cert.private_key_pem.write_to_path(str(paths["key"]))
+    for i, blob in enumerate(cert.cert_chain_pems):
+        blob.write_to_path(str(paths["cert"]), append=i > 0)
+    return paths
+
+
 def _listens(port: int) -> bool:
     with socket.socket() as s:
         return s.connect_ex(("127.0.0.1", port)) == 0

@@ -21,7 +21,6 @@ from pathlib import Path
 import grpc
 import pytest
 import redis
-import trustme
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from arena import keys
@@ -34,7 +33,17 @@ from referee.wire import arena_pb2, arena_pb2_grpc, bot_pb2, bot_pb2_grpc
 from referee.wire.contract import ROUTE_HEADER, bearer_metadata
 from referee.wire.tls import ClientTls, ServerTls, aio_channel
 from sdk.arena_client import ArenaBotRunner
-from tests.helpers import FAST, QUICK_JOIN, SlowRandom, call, finished, nginx_play_proxy, results_recorded, wait_for
+from tests.helpers import (
+    FAST,
+    QUICK_JOIN,
+    SlowRandom,
+    call,
+    finished,
+    nginx_play_proxy,
+    results_recorded,
+    tls_files,
+    wait_for,
+)
 
 GAMES = ("shanghaien", "shangrila-3p")
 BOTS = ("alpha", "beta", "gamma")
@@ -43,16 +52,7 @@ BOTS = ("alpha", "beta", "gamma")
 @pytest.fixture
 def pki(tmp_path: Path) -> dict[str, Path]:
     """A CA and a certificate for localhost and 127.0.0.1: the proxy's, the gateway's and the workers'."""
-    folder = tmp_path / "pki"
-    folder.mkdir()
-    ca = trustme.CA()
-    cert = ca.issue_cert("localhost", "127.0.0.1")
-    paths = {"ca": folder / "ca.pem", "cert": folder / "cert.pem", "key": folder / "key.pem"}
-    ca.cert_pem.write_to_path(str(paths["ca"]))
-    cert.private_key_pem.write_to_path(str(paths["key"]))
-    for i, blob in enumerate(cert.cert_chain_pems):
-        blob.write_to_path(str(paths["cert"]), append=i > 0)
-    return paths
+    return tls_files(tmp_path / "pki")
 
 
 def proxied_arena(pki: dict[str, Path], tmp_path: Path, redis_url: str, proxy: str, workers: int) -> LocalArena:
