@@ -240,12 +240,15 @@ async def sync(
     Path(conf.state_dir).mkdir(parents=True, exist_ok=True)
     last: Any = b"$"
     delay = 0.1
+    unloaded = False  # a config written that nginx was not told of yet (it was not running): told next round
     while not stop.is_set():
         try:
             workers = await asyncio.to_thread(live_workers, r)
-            if await asyncio.to_thread(write, out, render(conf, workers)):
-                reloaded = reload()
-                log.info("play proxy config written", workers=len(workers), path=str(out), reloaded=reloaded)
+            changed = await asyncio.to_thread(write, out, render(conf, workers))
+            if changed or unloaded:
+                unloaded = not reload()
+                if changed or not unloaded:
+                    log.info("play proxy config written", workers=len(workers), path=str(out), reloaded=not unloaded)
             # an assignment (a match started or taken over, perhaps by a new worker) wakes the next round
             reply: Any = await asyncio.to_thread(r.xread, {keys.assignments(): last}, count=100, block=WAKE_MS)
             for _, entries in reply or []:
@@ -263,12 +266,15 @@ async def run_nginx(r: Any, conf: ProxyConfig, out: Path, stop: asyncio.Event, n
     after each change; on ``stop`` nginx stops gracefully (SIGQUIT: streams in flight end first, up to its
     ``worker_shutdown_timeout``). RuntimeError when nginx exits by itself (its own log says why)."""
     Path(conf.state_dir).mkdir(parents=True, exist_ok=True)
+    conf.pid_file.unlink(missing_ok=True)  # a last run's: this nginx's says when it takes a reload
     write(out, render(conf, await asyncio.to_thread(live_workers, r)))
     proc = await asyncio.create_subprocess_exec(nginx, "-c", str(out), "-p", conf.state_dir, "-g", "daemon off;")
     log.info("nginx started", pid=proc.pid, config=str(out), listen=conf.listen)
 
     def reload() -> bool:
-        if proc.returncode is not None:
+        """SIGHUP once nginx wrote its pid file: it sets its signal handlers before that, and a SIGHUP
+        before them would end it."""
+        if proc.returncode is not None or not conf.pid_file.exists():
             return False
         proc.send_signal(signal.SIGHUP)
         return True
