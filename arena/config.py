@@ -53,6 +53,9 @@ SETTINGS: Final = {
                 "ladder matches the scheduler queues per bot and hour at most (0: no limit)"),
         Setting("listen", "ARENA_LISTEN", "", "address a service listens on (host:port)"),
         Setting("advertise", "ARENA_ADVERTISE", "", "address bots use to reach this worker"),
+        Setting("play_proxy", "ARENA_PLAY_PROXY", "", "the gateway's assignments send bots to play through the "
+                "Play proxy (nginx, `arena proxy-config`) at this public HOST:PORT, with each worker's route; "
+                "empty: through the gateway's own relay"),
         Setting("metrics_port", "ARENA_METRICS_PORT", 0, "Prometheus /metrics port (0: none)"),
         Setting("log_level", "ARENA_LOG_LEVEL", "INFO", "log level"),
         Setting("tls_cert", "ARENA_TLS_CERT", "", "this service's TLS certificate chain (PEM); with --tls-key"),
@@ -91,6 +94,7 @@ class Settings:
     ladder_games_per_hour: NumberText
     listen: str
     advertise: str
+    play_proxy: str
     metrics_port: int  # its flag is parsed as a port already
     log_level: str
     tls_cert: str

@@ -3,7 +3,9 @@
     python3 deploy/check_public.py          # prints each broken rule; exit 1 if any, else 0
 
 Rules: only the gateway is exposed (Compose publishes no other port but the website's on loopback, for a
-reverse proxy on the host; Kubernetes has no other LoadBalancer/NodePort Service, no host ports, and the
+reverse proxy on the host, and the optional Play proxy's 8443, which passes BotService/Play only, ends TLS
+with the public certificate, never mounts the workers' key and reads Redis as the read-only user ``web``;
+Kubernetes has no other LoadBalancer/NodePort Service, no host ports, and the
 website's Ingress is an optional component); no example secret would start (no ``change-me``,
 empty placeholders only); TLS is wired into every gRPC listener and the gateway verifies the workers;
 Redis is three servers and three sentinels started by deploy/redis-server.sh and deploy/redis-sentinel.sh
@@ -38,6 +40,7 @@ SENTINELS = {"compose": "sentinel-0:26379,sentinel-1:26379,sentinel-2:26379",
 WEB_RULES = re.compile(r"""--user web on ">\$REDIS_WEB_PASSWORD" '~arena:\*' resetchannels -@all \+@read""")
 WRITE = re.compile(r"\+@(all|write|admin)|\+(set|del|eval|evalsha)\b|allcommands|~\*")
 INTERNAL_NAME = "worker.arena.internal"  # the name on the workers' shared certificate (make-internal-ca.sh)
+PLAY_PROXY = "play-proxy"  # nginx for BotService/Play only (Compose profile play-proxy): publishes 8443 alone
 WEAK = re.compile(r"(?i)change-?me")
 
 
@@ -137,7 +140,7 @@ def text_problems() -> tuple[list[str], list[str]]:
     blocks = re.split(r"\n  (?=[a-z][\w-]*:\n)", compose.split("\nservices:\n", 1)[1].split("\nnetworks:\n")[0])
     services = {b.split(":", 1)[0].strip(): b for b in blocks}
     for name, block in services.items():
-        if re.search(r"^\s+ports:", block, re.M) and name not in ("gateway", WEB):
+        if re.search(r"^\s+ports:", block, re.M) and name not in ("gateway", WEB, PLAY_PROXY):
             out.append(f"compose: {name} publishes a port; only the gateway may")
         if name == WEB and re.search(r'^\s+- "?(?!127\.0\.0\.1:)[\d.:]+"?\s*$', block.split("ports:")[-1], re.M):
             out.append("compose: web publishes a port beyond loopback; its reverse proxy does that")
@@ -258,8 +261,10 @@ def compose_problems(doc: dict[str, Any]) -> list[str]:
     services: dict[str, Any] = doc["services"]
     for name, svc in services.items():
         loopback = name == WEB and all(str(p).startswith("127.0.0.1:") for p in svc.get("ports", []))
-        if svc.get("ports") and name != "gateway" and not loopback:
-            out.append(f"compose: {name} publishes ports {svc['ports']}; only the gateway may (web: on loopback)")
+        play = name == PLAY_PROXY and [str(p) for p in svc.get("ports", [])] == ["8443:8443"]
+        if svc.get("ports") and name != "gateway" and not loopback and not play:
+            out.append(f"compose: {name} publishes ports {svc['ports']}; only the gateway may (web: on loopback, "
+                       "play-proxy: 8443)")  # fmt: skip
         if svc.get("network_mode"):
             out.append(f"compose: {name} sets network_mode {svc['network_mode']}")
     if [str(p).rsplit(":", 1)[-1] for p in services["gateway"].get("ports", [])] != ["50051"]:
@@ -320,6 +325,16 @@ def compose_problems(doc: dict[str, Any]) -> list[str]:
         out.append("compose: web's ARENA_REDIS_URL is not the read-only user web's")
     if WEB in services and {"ARENA_ADMIN_TOKEN", "ARENA_TLS_KEY"} & set(env(WEB)):
         out.append("compose: web gets the admin token or the internal key")
+    if PLAY_PROXY in services:
+        proxy = env(PLAY_PROXY)
+        web_user = r"^redis\+sentinel://web:\$\{REDIS_WEB_PASSWORD:\?[^}]+\}" + sentinel_url
+        if not re.match(web_user, proxy.get("ARENA_REDIS_URL", "")):
+            out.append("compose: play-proxy's ARENA_REDIS_URL is not the read-only user web's")
+        volumes = [str(v) for v in services[PLAY_PROXY].get("volumes", [])]
+        if "ARENA_ADMIN_TOKEN" in proxy or any("certs/internal" in v for v in volumes):
+            out.append("compose: play-proxy gets the admin token or the workers' key")
+        if proxy.get("ARENA_TLS_CERT") != env("gateway").get("ARENA_TLS_CERT") or not proxy.get("ARENA_TLS_CA"):
+            out.append("compose: play-proxy does not end TLS with the public certificate or verify the workers")
     for name in ("worker", "ladder"):
         test = " ".join(str(t) for t in services[name].get("healthcheck", {}).get("test", []))
         if "--tls-ca" not in test:

@@ -60,7 +60,7 @@ elif have kubectl; then
 else skip "kustomize/kubectl"; fi
 
 # The base with each autoscaling component (kustomize loads components from inside its root: a copy).
-for component in hpa keda archive monitoring web-ingress; do
+for component in hpa keda archive monitoring web-ingress play-proxy; do
     if have kubectl || have kustomize; then
         cp -r deploy/k8s "$scratch/with-$component"
         printf 'components:\n  - components/%s\n' "$component" >>"$scratch/with-$component/kustomization.yaml"
@@ -77,6 +77,8 @@ if [ -s "$rendered" ]; then
             kubernetes-validate --strict --quiet -k "$K8S_VERSION" "$scratch/with-hpa.yaml"
         [ -s "$scratch/with-archive.yaml" ] && run "kubernetes-validate --strict, with components/archive" \
             kubernetes-validate --strict --quiet -k "$K8S_VERSION" "$scratch/with-archive.yaml"
+        [ -s "$scratch/with-play-proxy.yaml" ] && run "kubernetes-validate --strict, with components/play-proxy" \
+            kubernetes-validate --strict --quiet -k "$K8S_VERSION" "$scratch/with-play-proxy.yaml"
     else skip kubernetes-validate; fi
     if have kubeconform; then
         run kubeconform kubeconform -strict -summary -kubernetes-version "$K8S_VERSION" \
@@ -102,6 +104,22 @@ if have openssl; then  # the internal CA script, into a scratch folder: the cert
         openssl x509 -in '$scratch/certs/internal/tls.crt' -noout -ext subjectAltName |
             grep -q 'DNS:worker.arena.internal, DNS:ladder.arena.internal'"
 else skip openssl; fi
+
+# The Play proxy's config as `arena proxy-config` writes it (two workers, TLS both ways with the internal CA's
+# files from the check above), through `nginx -t`.
+arena_py=""
+for candidate in .venv/bin/python python3; do
+    if "$candidate" -c 'import arena.service.playproxy' >/dev/null 2>&1; then arena_py=$candidate; break; fi
+done
+if have nginx && [ -n "$arena_py" ] && [ -s "$scratch/certs/internal/tls.crt" ]; then
+    run "nginx -t: the Play proxy's config (arena proxy-config)" sh -c "
+        '$arena_py' -m arena.cli proxy-config --worker 10.0.0.5:50061 --worker 10.0.0.6:50061 \
+            --tls-cert '$scratch/certs/internal/tls.crt' --tls-key '$scratch/certs/internal/tls.key' \
+            --tls-ca '$scratch/certs/ca/ca.crt' --tls-server-name worker.arena.internal \
+            --state-dir '$scratch/proxy' --out '$scratch/nginx.conf' --log-level WARNING &&
+        nginx -t -q -c '$scratch/nginx.conf' -p '$scratch/proxy'"
+elif ! have nginx; then skip "nginx (the Play proxy's nginx -t)"
+else skip "nginx -t: no python with the project, or no certificates to try it with"; fi
 
 if have hadolint; then run hadolint hadolint deploy/Dockerfile; else skip hadolint; fi
 if have shellcheck; then

@@ -7,10 +7,13 @@ each over ``BotService.Play`` on the same gateway, naming the match in its Hello
 When a worker dies and another takes the match over, the gateway re-attaches the stream by itself;
 the resumed match sends the whole history, so the local engine state is rebuilt. An assignment that
 names a ``referee_address`` (an arena whose gateway advertises its workers, for bots inside its
-network) is played there instead. Lost sessions are reopened with back-off; sessions refused for the
-client's TLS settings are said so in one line and retried slower, and ``TlsSetupError`` ends ``run``
-after ``TLS_ATTEMPTS`` of them in a row. ``drain`` (``arena bot run``
-on SIGTERM) closes the session but lets the running matches end, so stopping a bot forfeits nothing.
+network) is played there instead, and one that also names a ``route`` is played through the arena's Play
+proxy at that address, the route in the call's metadata (one connection to the proxy for every worker);
+when the match moves, its next assignment names the new worker's route and the bot follows it there.
+Lost sessions are reopened with back-off; sessions refused for the client's TLS settings are said so in
+one line and retried slower, and ``TlsSetupError`` ends ``run`` after ``TLS_ATTEMPTS`` of them in a row.
+``drain`` (``arena bot run`` on SIGTERM) closes the session but lets the running matches end, so stopping a
+bot forfeits nothing.
 """
 
 from __future__ import annotations
@@ -74,6 +77,7 @@ class ArenaBotRunner:
         self._ended: set[str] = set()
         self._clients: dict[str, tuple[BotClient, asyncio.Task[list[MatchOutcome]]]] = {}
         self._gateway_channel: grpc.aio.Channel | None = None  # every match's Play stream through the gateway
+        self._proxy_channels: dict[str, grpc.aio.Channel] = {}  # Play proxy address -> the one connection to it
         self._stop = asyncio.Event()
         self._draining = asyncio.Event()
 
@@ -144,6 +148,9 @@ class ArenaBotRunner:
             if self._gateway_channel is not None:
                 await self._gateway_channel.close()
                 self._gateway_channel = None
+            for channel in self._proxy_channels.values():
+                await channel.close()
+            self._proxy_channels.clear()
         return self.outcomes
 
     async def _settle_unreachable(self) -> None:
@@ -226,14 +233,23 @@ class ArenaBotRunner:
             )  # fmt: skip
             self._start(key, client)
             return
+        where = f"{a.referee_address}#{a.route}" if a.route else a.referee_address  # one stream per worker
         before = self._where.get(a.match_id)
-        self._where[a.match_id] = a.referee_address
-        self.log.info("match assigned", match_id=a.match_id, seat=a.seat, referee=a.referee_address)
-        if a.referee_address not in self._clients:
-            client = BotClient(self.bot, a.referee_address, self.token, on_outcome=self._outcome, tls=self.tls)
-            self._start(a.referee_address, client)
-        if before is not None and before != a.referee_address:
-            self.log.info("match moved to another worker", match_id=a.match_id, referee=a.referee_address)
+        self._where[a.match_id] = where
+        self.log.info("match assigned", match_id=a.match_id, seat=a.seat, referee=where)
+        if where not in self._clients:
+            channel = None
+            if a.route:  # through the Play proxy: one connection (and TLS handshake) for every worker's stream
+                channel = self._proxy_channels.get(a.referee_address)
+                if channel is None:
+                    channel = self._proxy_channels[a.referee_address] = aio_channel(a.referee_address, self.tls)
+            client = BotClient(
+                self.bot, a.referee_address, self.token, on_outcome=self._outcome, tls=self.tls, channel=channel,
+                route=a.route,
+            )  # fmt: skip
+            self._start(where, client)
+        if before is not None and before != where:
+            self.log.info("match moved to another worker", match_id=a.match_id, referee=where)
             self._release(before)
 
     def _start(self, key: str, client: BotClient) -> None:

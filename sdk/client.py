@@ -23,7 +23,7 @@ import structlog
 
 from referee import games
 from referee.wire import bot_pb2, bot_pb2_grpc
-from referee.wire.contract import MAX_BATCH, bearer_metadata, from_proto_enum, to_proto_enum
+from referee.wire.contract import MAX_BATCH, ROUTE_HEADER, bearer_metadata, from_proto_enum, to_proto_enum
 from referee.wire.tls import ClientTls, aio_channel
 from referee.wire.values import EndReason, RefusalCode, SeatStatus, bot_text_error, fit_note
 from sdk.bot import Bot, MatchInfo, MatchOutcome, Noted, Refusal, SeatOutcome, Turn
@@ -124,8 +124,10 @@ class BotClient:
         on_error: Callable[[BaseException], None] | None = None,
         tls: ClientTls | None = None,
         channel: grpc.aio.Channel | None = None,
+        route: str = "",
     ) -> None:
         self.bot = check_bot(bot)
+        self.route = route  # behind the arena's Play proxy: the worker's route (MatchAssigned.route)
         self.target = target
         self.tls = tls
         self.channel = channel  # a caller's channel to ``target``, shared and left open; else one per session
@@ -218,7 +220,8 @@ class BotClient:
             if channel is None:
                 channel = await stack.enter_async_context(aio_channel(self.target, self.tls))
             stub = bot_pb2_grpc.BotServiceStub(channel)  # type: ignore[no-untyped-call]
-            call = stub.Play(requests(), metadata=bearer_metadata(self.token))
+            metadata = bearer_metadata(self.token) + (((ROUTE_HEADER, self.route),) if self.route else ())
+            call = stub.Play(requests(), metadata=metadata)
             try:
                 async for message in call:
                     self._handle(message)

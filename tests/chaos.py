@@ -13,6 +13,7 @@ its transcript verifies, and how long its bots waited after each kill for its ne
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import random
@@ -31,11 +32,13 @@ import redis
 from arena import keys
 from arena.local.arena import LocalArena, WorkerProcess, arena_command
 from arena.local.ladder_runner import LadderRunner
+from arena.local.redisproc import free_port
 from arena.redis_client import connect
 from arena.service.client import ArenaClient
 from arena.service.matches import entry_lines
 from referee import transcript as transcripts
 from sdk.bot import Bot, MatchOutcome, Turn
+from tests.helpers import nginx_play_proxy
 from tests.tcpproxy import TcpProxy
 
 BOTS: tuple[str, str] = ("chaos-a", "chaos-b")
@@ -183,6 +186,7 @@ async def kill_run(
     lease_ms: int = 1500,
     bot_delay: float = 0.02,
     direct: bool = False,
+    proxy: bool = False,
     seed: int = 1,
     fault: str = "kill",
     stop_s: float = 4.0,
@@ -203,7 +207,10 @@ async def kill_run(
     the new primary and the run waits for the set to settle (two replicas in sync) before the next.
 
     ``churn``: meanwhile bots and owners are registered and their tokens rotated through the gateway, and at
-    the end every token the gateway reported must authenticate (``report.churn_lost`` otherwise)."""
+    the end every token the gateway reported must authenticate (``report.churn_lost`` otherwise).
+
+    ``proxy``: the bots play through the Play proxy (nginx, ``tests.helpers.nginx_play_proxy``; needs
+    ``redis_url``), the gateway's assignments naming each worker's route."""
     rng = random.Random(seed)
     report = KillReport(requested=matches)
     proxies: dict[int, TcpProxy] = {}  # worker slot -> its link to Redis (faults "cut" and "blackhole")
@@ -213,16 +220,23 @@ async def kill_run(
             proxies[slot] = TcpProxy(int(url.rsplit(":", 1)[1].split("/", maxsplit=1)[0])).__enter__()
         return proxies[slot].url(url)
 
-    with tempfile.TemporaryDirectory(prefix="arena-kills-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="arena-kills-") as tmp, contextlib.ExitStack() as stack:
         folder = data_dir or Path(tmp)
         worker_args = ("--lease-ms", str(lease_ms), "--capacity", str(capacity))
         linked = through_proxy if fault in ("cut", "blackhole") else None
+        play_proxy = ""
+        if proxy:
+            assert redis_url, "the Play proxy reads the workers from the run's Redis: give redis_url"
+            port = free_port()
+            stack.enter_context(nginx_play_proxy(redis_url, folder / "play-proxy", port))
+            play_proxy = f"127.0.0.1:{port}"
         async with LocalArena(
             folder,
             workers=workers,
             redis_url=redis_url,
             worker_args=worker_args,
             direct=direct,
+            play_proxy=play_proxy,
             log_level="INFO",
             worker_redis=linked,
         ) as arena:
@@ -310,8 +324,8 @@ async def kill_run(
                         b.kill()
                 _read_told(r, report, arena.logs)
             finally:
-                for proxy in proxies.values():
-                    proxy.__exit__()
+                for link in proxies.values():
+                    link.__exit__()
                 ladder.stop(threads)
                 for b in bots:
                     b.terminate()

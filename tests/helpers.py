@@ -60,6 +60,87 @@ def require_tool(name: str, install: str) -> str:
     return path
 
 
+def tls_files(folder: Path) -> dict[str, Path]:
+    """A trustme CA (``ca``) and a certificate for localhost and 127.0.0.1 (``cert``, ``key``) in ``folder``."""
+    import trustme
+
+    folder.mkdir(parents=True, exist_ok=True)
+    ca = trustme.CA()
+    cert = ca.issue_cert("localhost", "127.0.0.1")
+    paths = {"ca": folder / "ca.pem", "cert": folder / "cert.pem", "key": folder / "key.pem"}
+    ca.cert_pem.write_to_path(str(paths["ca"]))
+    cert.private_key_pem.write_to_path(str(paths["key"]))
+    for i, blob in enumerate(cert.cert_chain_pems):
+        blob.write_to_path(str(paths["cert"]), append=i > 0)
+    return paths
+
+
+def _listens(port: int) -> bool:
+    with socket.socket() as s:
+        return s.connect_ex(("127.0.0.1", port)) == 0
+
+
+@contextmanager
+def nginx_play_proxy(
+    redis_url: str,
+    folder: Path,
+    port: int,
+    *,
+    tls: tuple[Path, Path] | None = None,
+    worker_tls: tuple[Path, str] | None = None,
+    nginx_workers: int = 1,
+    child: bool = False,
+) -> Iterator[tuple[subprocess.Popen[bytes], subprocess.Popen[bytes] | None]]:
+    """The Play proxy as docs/deploy.md runs it by hand: ``arena proxy-config --watch`` (the config from the
+    live workers in Redis, nginx reloaded as they come and go) and Debian's ``nginx`` on 127.0.0.1:``port``,
+    TLS for bots with ``tls`` (certificate chain, key), to the workers with ``worker_tls`` (their CA, the name
+    on their certificate); yields the (config, nginx) processes. ``child``: nginx runs as the config
+    process's child (``--nginx``, as the containers run it; yielded as None). Logs in ``folder``."""
+    nginx = require_tool("nginx", "apt-get install nginx-light")
+    folder.mkdir(parents=True, exist_ok=True)
+    conf, state = folder / "nginx.conf", folder / "state"
+    args = ["--redis", redis_url, "--proxy-listen", f"127.0.0.1:{port}", "--state-dir", str(state), "--out",
+            str(conf), "--nginx-workers", str(nginx_workers)]  # fmt: skip
+    if tls is not None:
+        args += ["--tls-cert", str(tls[0]), "--tls-key", str(tls[1])]
+    if worker_tls is not None:
+        args += ["--tls-ca", str(worker_tls[0]), "--tls-server-name", worker_tls[1]]
+    env = {k: v for k, v in checkout_env().items() if not k.startswith("ARENA_")}
+    if child:
+        args += ["--nginx", nginx]
+    with (folder / "proxy-config.log").open("ab") as log:
+        sync = subprocess.Popen([sys.executable, "-m", "arena.cli", "proxy-config", *args, "--watch"], env=env,
+                                stdout=log, stderr=subprocess.STDOUT)  # fmt: skip
+    procs = [sync]
+    try:
+        deadline = time.monotonic() + 30
+        if child:
+            while not _listens(port):
+                assert sync.poll() is None and time.monotonic() < deadline, (folder / "proxy-config.log").read_text()
+                time.sleep(0.05)
+            yield sync, None
+            return
+        while not conf.exists():
+            assert sync.poll() is None and time.monotonic() < deadline, (folder / "proxy-config.log").read_text()
+            time.sleep(0.05)
+        with (folder / "nginx.log").open("ab") as log:
+            proxy = subprocess.Popen([nginx, "-c", str(conf), "-p", str(state), "-g", "daemon off;"], stdout=log,
+                                     stderr=subprocess.STDOUT)  # fmt: skip
+        procs.append(proxy)
+        while not (state / "nginx.pid").exists() or not _listens(port):
+            assert proxy.poll() is None and time.monotonic() < deadline, (folder / "nginx.log").read_text()
+            time.sleep(0.05)
+        yield sync, proxy
+    finally:
+        for p in procs:
+            p.terminate()
+        for p in procs:
+            try:
+                p.wait(10)
+            except subprocess.TimeoutExpired:
+                p.kill()
+
+
 # ---------------------------------------------------------------------- the arena command
 
 

@@ -33,8 +33,9 @@ from tests.helpers import arena
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data" / "transcripts"
 DEAD = "127.0.0.1:1"
-SERVICES = {"serve", "gateway", "worker", "web", "ladder run", "referee serve"}
-"""The commands that print no result (they log JSON lines) and so take no ``--json``."""
+SERVICES = {"serve", "gateway", "worker", "web", "ladder run", "referee serve", "proxy-config"}
+"""The commands that print no result (they log JSON lines) and so take no ``--json``; ``proxy-config``
+prints or writes nginx's config, a file in nginx's own format, and with ``--watch`` is a service."""
 
 BOT_FIELDS = {f.name for f in arena_pb2.BotRecord.DESCRIPTOR.fields}
 OWNER_FIELDS = {f.name for f in arena_pb2.OwnerRecord.DESCRIPTOR.fields}

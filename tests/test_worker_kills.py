@@ -47,11 +47,13 @@ def check(report: KillReport, faults: int = KILLS // 2) -> None:
     assert report.ladder_games == 2 * report.finished and report.ladder_equals_rebuild, summary  # rated once
 
 
-@pytest.mark.parametrize("direct", [False, True], ids=["relayed", "direct"])
-def test_workers_killed_again_and_again_cost_no_bot_its_match(direct: bool, redis_url: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize("path", ["relayed", "direct", "proxied"])
+def test_workers_killed_again_and_again_cost_no_bot_its_match(path: str, redis_url: str, tmp_path: Path) -> None:
+    """``proxied``: the bots play through nginx (the Play proxy), following each match to its new worker's
+    route as their sessions announce it."""
     report = asyncio.run(
-        kill_run(matches=MATCHES, kills=KILLS, capacity=3, bot_delay=0.02, direct=direct, seed=7,
-                 data_dir=tmp_path, redis_url=redis_url, timeout_s=300)
+        kill_run(matches=MATCHES, kills=KILLS, capacity=3, bot_delay=0.02, direct=path == "direct",
+                 proxy=path == "proxied", seed=7, data_dir=tmp_path, redis_url=redis_url, timeout_s=300)
     )  # fmt: skip
     print(report.summary())
     check(report)

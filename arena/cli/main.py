@@ -8,6 +8,7 @@
     arena transcript show|verify|get|html
     arena ladder show|history|h2h|rebuild|run
     arena serve | gateway | worker | web | referee serve   # the services
+    arena proxy-config                            # nginx's config for the public Play path (the Play proxy)
 
 Each command group lives in its own module of this package with an ``add_parser(subparsers)``;
 ``arena.cli.common`` holds what they share.

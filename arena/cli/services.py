@@ -62,6 +62,8 @@ def cmd_gateway(args: argparse.Namespace) -> int:
 
     s = settings(args)
     configure(json=True, level=s.log_level, service="gateway")
+    if args.advertise_workers and s.play_proxy:
+        raise CliError("--advertise-workers or --play-proxy: assignments name the workers or the Play proxy", 2)
     listen = s.listen or "0.0.0.0:50051"
     strong_admin_token(s.admin_token, required=True)  # its hash in Redis is what admin calls are checked against
     tls = listen_tls(s, listen)
@@ -80,11 +82,55 @@ def cmd_gateway(args: argparse.Namespace) -> int:
             client.close()
         server, _, servicer = await start_gateway(
             s.redis_url, listen, host_ladder, tls=tls, worker_tls=worker_tls, direct=args.advertise_workers,
-            limits=limits, archive=archive, retention_s=retention_s,
+            play_proxy=s.play_proxy, limits=limits, archive=archive, retention_s=retention_s,
         )
         await stop.wait()
         await server.stop(2.0)
         await servicer.close()
+
+    return run_service(main)
+
+
+def cmd_proxy_config(args: argparse.Namespace) -> int:
+    import sys
+
+    from arena.redis_client import connect
+    from arena.service import playproxy
+    from referee.logs import configure
+
+    s = settings(args)
+    configure(json=True, level=s.log_level, service="play-proxy")
+    try:
+        conf = playproxy.ProxyConfig(
+            listen=args.proxy_listen, tls_cert=s.tls_cert, tls_key=s.tls_key, worker_ca=s.tls_ca,
+            worker_name=s.tls_server_name, state_dir=args.state_dir, worker_processes=args.nginx_workers,
+        )  # fmt: skip
+    except ValueError as e:
+        raise CliError(str(e), 2) from None
+    if args.watch and not args.out:
+        raise CliError("--watch needs --out (the file nginx reads)", 2)
+    if args.nginx and not args.watch:
+        raise CliError("--nginx needs --watch (nginx runs as long as the config is kept current)", 2)
+    if args.worker and args.watch:
+        raise CliError("--worker or --watch: a fixed set of workers, or Redis's live ones", 2)
+    r = None if args.worker else connect(s.redis_url, block_ms=playproxy.WAKE_MS)
+    if not args.watch:
+        text = playproxy.render(conf, args.worker or playproxy.live_workers(r))
+        if args.out:
+            Path(conf.state_dir).mkdir(parents=True, exist_ok=True)
+            playproxy.write(Path(args.out), text)
+        else:
+            sys.stdout.write(text)
+        return 0
+
+    async def main(stop: asyncio.Event) -> None:
+        if args.nginx:
+            try:
+                await playproxy.run_nginx(r, conf, Path(args.out), stop, args.nginx)
+            except (RuntimeError, OSError) as e:
+                raise CliError(f"the Play proxy stopped: {e}", 1) from None
+        else:
+            await playproxy.sync(r, conf, Path(args.out), stop)
 
     return run_service(main)
 
@@ -239,11 +285,42 @@ def add_parser(sub: Any) -> None:
         "matches, transcripts, the ladder",
     )  # fmt: skip
     add_settings(p, "redis_url", "listen", "admin_token", "metrics_port", "log_level", "tls_cert", "tls_key",
-                 "tls", "tls_ca", "tls_server_name", *RATE_SETTINGS, prints_result=False)  # fmt: skip
+                 "tls", "tls_ca", "tls_server_name", "play_proxy", *RATE_SETTINGS, prints_result=False)  # fmt: skip
     p.add_argument("--advertise-workers", action="store_true",
                    help="tell bots the worker running each match, for bots inside the arena's network that dial "
                    "workers themselves (default: bots play through this gateway)")  # fmt: skip
     p.set_defaults(func=cmd_gateway)
+
+    p = sub.add_parser(
+        "proxy-config", help="nginx's config for the public Play path (BotService/Play straight to the workers)",
+        description="Write nginx.conf for the Play proxy from the live workers in Redis: each worker's route "
+        "(what `arena gateway --play-proxy` tells bots) to its private address; only BotService/Play passes. "
+        "With --watch it is rewritten as workers come and go and nginx (its pid file in --state-dir) reloads.",
+    )  # fmt: skip
+    add_settings(p, "redis_url", "log_level", "tls_cert", "tls_key", "tls_ca", "tls_server_name",
+                 prints_result=False)  # fmt: skip
+    for action in p._actions:
+        if action.dest == "tls_cert":
+            action.help = "the proxy's TLS certificate chain (PEM): TLS for bots ends at nginx (env ARENA_TLS_CERT)"
+        elif action.dest == "tls_ca":
+            action.help = "the CA (PEM) of the workers' certificates: nginx dials them over TLS (env ARENA_TLS_CA)"
+        elif action.dest == "tls_server_name":
+            action.help = "the name on the workers' certificates (env ARENA_TLS_SERVER_NAME; needed with --tls-ca)"
+    p.add_argument("--proxy-listen", default="0.0.0.0:8443", metavar="HOST:PORT",
+                   help="where nginx listens for bots (default 0.0.0.0:8443)")
+    p.add_argument("--state-dir", default="/tmp/arena-play-proxy",
+                   help="nginx's pid file and temporary files (default /tmp/arena-play-proxy)")
+    p.add_argument("--nginx-workers", type=positive_int, default=1, help="nginx worker processes (default 1)")
+    p.add_argument("--out", default="", help="write the config here (default: print it)")
+    p.add_argument("--watch", action="store_true",
+                   help="keep --out current as workers come and go, and have nginx reload it (until SIGTERM): "
+                   "SIGHUP to the pid in --state-dir's nginx.pid (an nginx run apart), or with --nginx to its own")
+    p.add_argument("--worker", action="append", default=[], metavar="HOST:PORT",
+                   help="write the config for these workers instead of Redis's (repeat; not with --watch): a fixed "
+                   "set, or deploy/validate.sh's nginx -t")  # fmt: skip
+    p.add_argument("--nginx", default="", metavar="PATH",
+                   help="with --watch: run this nginx binary as a child (one process tree, one container)")
+    p.set_defaults(func=cmd_proxy_config)
 
     p = sub.add_parser("worker", help="a referee worker: run matches from the queue")
     add_settings(p, "redis_url", "listen", "advertise", "admin_token", "metrics_port", "log_level", "tls_cert",

@@ -106,6 +106,7 @@ class LocalArena:
         retention_s: float | None = None,
         metrics_port: int = 0,
         direct: bool = False,
+        play_proxy: str = "",
         tls_server_name: str = "",
         supervise: bool = False,
         say: Callable[[str], None] | None = None,
@@ -136,6 +137,7 @@ class LocalArena:
         self.web_url = ""
         self._web: Any = None
         self.direct = direct  # sessions name the worker and bots dial it themselves (gateway --advertise-workers)
+        self.play_proxy = play_proxy  # sessions name this Play proxy and the worker's route (gateway --play-proxy)
         self.metrics_port = metrics_port  # the gateway's (served by the caller); worker i gets metrics_port + 1 + i
         self.redis: RedisProcess | None = None
         self.workers: list[WorkerProcess] = []
@@ -181,7 +183,7 @@ class LocalArena:
         self._server, port, self._servicer = await start_gateway(
             self.redis_url, self.gateway_address, self.gateway_extra, tls=self.tls, worker_tls=worker_tls,
             limiter=self.limiter, limits=self.limits, archive=self.archive, retention_s=self.retention_s,
-            direct=self.direct,
+            direct=self.direct, play_proxy=self.play_proxy,
         )  # fmt: skip
         self.gateway = f"{self.gateway_address.rpartition(':')[0]}:{port}"
         if self.web_listen:

@@ -36,7 +36,7 @@ from arena.service.ratelimit import REQUEST, SESSION, AddressGuard, RateLimiter,
 from arena.service.refusals import RefusalWatch
 from arena.service.registry import BotRecord, Registry
 from arena.service.relay import PlayRelay
-from arena.service.sessions import READ_BLOCK_MS, SessionEnd, SessionHub, snapshot
+from arena.service.sessions import READ_BLOCK_MS, PlayPath, SessionEnd, SessionHub, snapshot
 from arena.service.statuses import REFUSALS, status_of
 from referee import transcript
 from referee.wire import arena_pb2, arena_pb2_grpc, bot_pb2
@@ -123,6 +123,7 @@ class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
         *,
         limiter: RateLimiter | None = None,
         direct: bool = False,
+        play_proxy: str = "",
         limits: RateLimits | None = None,
         archive: TranscriptArchive | None = None,
         retention_s: float | None = None,
@@ -141,7 +142,8 @@ class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
         self.relay: PlayRelay | None = None
         self.guard = AddressGuard()  # per client address: unknown tokens, anonymous FollowMatch streams
         self.hub = SessionHub(
-            self.registry, connect_async(redis_url, block_ms=READ_BLOCK_MS, max_connections=1), direct=direct
+            self.registry, connect_async(redis_url, block_ms=READ_BLOCK_MS, max_connections=1),
+            path=PlayPath(direct=direct, proxy=play_proxy),
         )
 
     async def start(self) -> None:
@@ -282,7 +284,7 @@ class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
         try:
             await self._call(context, self.registry.seen, name, request.bot_version, info)
             yield arena_pb2.SessionEvent(welcome=arena_pb2.SessionWelcome(bot_name=name, session_id=session_id))
-            for event in await self._call(context, snapshot, self.registry, self.store.describe, name, self.hub.direct):
+            for event in await self._call(context, snapshot, self.registry, self.store.describe, name, self.hub.path):
                 yield event
             while True:
                 item = await session.events.get()
@@ -607,19 +609,22 @@ async def start_gateway(
     limiter: RateLimiter | None = None,
     limits: RateLimits | None = None,
     direct: bool = False,
+    play_proxy: str = "",
     archive: TranscriptArchive | None = None,
     retention_s: float | None = None,
 ) -> tuple[grpc.aio.Server, int, ArenaServicer]:
     """Serve ArenaService, BotService (the relay of bots' Play streams to the workers) and the services
     ``extra(server, redis_url)`` adds and names (e.g. the ladder's), with health and reflection; TLS
     with ``tls``. ``worker_tls``: how the relay verifies the workers (None: plaintext inside). ``direct``:
-    sessions' assignments name the worker running the match, for bots inside the arena's network.
+    sessions' assignments name the worker running the match, for bots inside the arena's network; ``play_proxy``:
+    they name the Play proxy at that address and the route to the worker (``arena.service.playproxy``).
     ``limits``: the per-token rate limits (None: the defaults); ``limiter``, a ready one, wins.
     ``archive``: where transcripts are archived (read from, and, with ``retention_s``, moved to after
     that many seconds)."""
     servicer = ArenaServicer(
-        redis_url, limiter=limiter, limits=limits, direct=direct, archive=archive, retention_s=retention_s
-    )
+        redis_url, limiter=limiter, limits=limits, direct=direct, play_proxy=play_proxy, archive=archive,
+        retention_s=retention_s,
+    )  # fmt: skip
     watch = RefusalWatch()  # before TokenGate: it sees the refusals of the gate too
     server = new_server(watch, TokenGate(("/arena.v1.LadderService/",), servicer._resolve))
     arena_pb2_grpc.add_ArenaServiceServicer_to_server(servicer, server)  # type: ignore[no-untyped-call]

@@ -25,6 +25,7 @@ import structlog
 from arena import keys, metrics
 from arena.redis_client import TROUBLE
 from arena.service.cancel import cancel_and_wait
+from arena.service.playproxy import route_of
 from arena.service.registry import Registry
 from referee.wire import arena_pb2
 from referee.wire.values import MatchStatus
@@ -36,13 +37,35 @@ READ_BLOCK_MS: Final = 5_000
 READ_COUNT: Final = 1_000
 
 
-def assigned(match_id: str, game_id: str, seat: int, address: str = "") -> arena_pb2.SessionEvent:
+def assigned(match_id: str, game_id: str, seat: int, address: str = "", route: str = "") -> arena_pb2.SessionEvent:
     """The session event that seats a bot in a match. ``address`` empty (the rule): the bot plays through
     the gateway it holds its session with (``BotService.Play`` there); a gateway that advertises its
-    workers (for bots inside the arena's network) names the worker instead."""
+    workers (for bots inside the arena's network) names the worker instead, and one behind a Play proxy
+    names the proxy and the ``route`` to the worker (``arena.service.playproxy``)."""
     return arena_pb2.SessionEvent(
-        assigned=arena_pb2.MatchAssigned(match_id=match_id, game_id=game_id, seat=seat, referee_address=address)
+        assigned=arena_pb2.MatchAssigned(
+            match_id=match_id, game_id=game_id, seat=seat, referee_address=address, route=route
+        )
     )
+
+
+@dataclass(frozen=True)
+class PlayPath:
+    """Where a gateway's assignments send bots to play: through the gateway itself (the default),
+    straight to the worker (``direct``, bots inside the arena's network) or through the Play proxy at
+    ``proxy`` with the worker's route."""
+
+    direct: bool = False
+    proxy: str = ""
+
+    def __post_init__(self) -> None:
+        if self.direct and self.proxy:
+            raise ValueError("assignments name either the workers (direct) or the Play proxy, not both")
+
+    def event(self, match_id: str, game_id: str, seat: int, worker: str) -> arena_pb2.SessionEvent:
+        if self.proxy:
+            return assigned(match_id, game_id, seat, self.proxy, route_of(worker))
+        return assigned(match_id, game_id, seat, worker if self.direct else "")
 
 
 @dataclass(frozen=True)
@@ -66,10 +89,11 @@ class SessionHub:
     """The sessions open on this gateway. ``await start()``, then ``open``/``close`` sessions."""
 
     def __init__(
-        self, registry: Registry, reader: aioredis.Redis, *, heartbeat_s: float = HEARTBEAT_S, direct: bool = False
-    ) -> None:
+        self, registry: Registry, reader: aioredis.Redis, *, heartbeat_s: float = HEARTBEAT_S,
+        path: PlayPath = PlayPath(),
+    ) -> None:  # fmt: skip
         self.registry = registry
-        self.direct = direct  # assignments name the worker (bots inside the network dial it themselves)
+        self.path = path  # where assignments send the bots to play
         self.reader = reader
         self.heartbeat_s = heartbeat_s
         self.by_bot: dict[str, set[Session]] = {}
@@ -138,7 +162,7 @@ class SessionHub:
         if not sessions:
             return
         try:
-            event = assigned(f["match_id"], f["game_id"], int(f["seat"]), f.get("address", "") if self.direct else "")
+            event = self.path.event(f["match_id"], f["game_id"], int(f["seat"]), f.get("address", ""))
         except (KeyError, ValueError):
             return
         for session in sessions:
@@ -183,7 +207,7 @@ class SessionHub:
 
 
 def snapshot(
-    registry: Registry, describe: Callable[[str], Any], bot_name: str, direct: bool = False
+    registry: Registry, describe: Callable[[str], Any], bot_name: str, path: PlayPath = PlayPath()
 ) -> list[arena_pb2.SessionEvent]:
     """The running matches a bot is seated in, for a session that just opened."""
     out = []
@@ -194,5 +218,5 @@ def snapshot(
             continue
         for seat, name in enumerate(m.bot_names):
             if name == bot_name:
-                out.append(assigned(match_id, m.game_id, seat, m.referee_address if direct else ""))
+                out.append(path.event(match_id, m.game_id, seat, m.referee_address))
     return out

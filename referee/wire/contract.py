@@ -131,6 +131,10 @@ def result_to_proto(r: MatchResult) -> match_pb2.MatchResult:
 # ------------------------------------------------------------------------------- bearer tokens
 
 
+ROUTE_HEADER: Final = "x-arena-route"
+"""The Play call's metadata that names the worker to a Play proxy (``MatchAssigned.route``)."""
+
+
 def bearer_metadata(token: str) -> tuple[tuple[str, str], ...]:
     """The call metadata that carries ``token`` (none for an empty token)."""
     return (("authorization", f"Bearer {token}"),) if token else ()

@@ -142,16 +142,18 @@ class SessionWelcome(_message.Message):
     def __init__(self, bot_name: _Optional[str] = ..., session_id: _Optional[str] = ...) -> None: ...
 
 class MatchAssigned(_message.Message):
-    __slots__ = ("match_id", "game_id", "seat", "referee_address")
+    __slots__ = ("match_id", "game_id", "seat", "referee_address", "route")
     MATCH_ID_FIELD_NUMBER: _ClassVar[int]
     GAME_ID_FIELD_NUMBER: _ClassVar[int]
     SEAT_FIELD_NUMBER: _ClassVar[int]
     REFEREE_ADDRESS_FIELD_NUMBER: _ClassVar[int]
+    ROUTE_FIELD_NUMBER: _ClassVar[int]
     match_id: str
     game_id: str
     seat: int
     referee_address: str
-    def __init__(self, match_id: _Optional[str] = ..., game_id: _Optional[str] = ..., seat: _Optional[int] = ..., referee_address: _Optional[str] = ...) -> None: ...
+    route: str
+    def __init__(self, match_id: _Optional[str] = ..., game_id: _Optional[str] = ..., seat: _Optional[int] = ..., referee_address: _Optional[str] = ..., route: _Optional[str] = ...) -> None: ...
 
 class Heartbeat(_message.Message):
     __slots__ = ("server_time",)
