@@ -2,7 +2,7 @@
 security headers on every answer, the per-address limit and whose address counts, the owners' session
 cookie (its attributes, forged, expired and rotated-away cookies), an owner's private data kept from
 others, no token or token hash in any page or log, the metrics, and the read-only Redis user of the
-deployment (deploy/compose.yaml, deploy/k8s/redis.yaml) with which the site works and cannot write."""
+deployment (deploy/redis-server.sh, which Compose and Kubernetes run) with which the site works and cannot write."""
 
 from __future__ import annotations
 
@@ -304,16 +304,13 @@ def test_the_web_process_exports_its_requests_by_route_and_status(redis_url: str
 
 
 def web_acl_rules() -> str:
-    """The web user's rules as deploy/compose.yaml gives them to Redis (k8s's must be the same)."""
-    command = yaml.safe_load((ROOT / "deploy" / "compose.yaml").read_text())["services"]["redis"]["command"]
-    assert "--user" in command, "deploy/compose.yaml gives Redis no web user"
-    m = re.fullmatch(r"web on >\$\{REDIS_WEB_PASSWORD:\?[^}]*\} (.+)", command[command.index("--user") + 1])
-    assert m, command
-    rules = m.group(1).strip()
-    lines = (ROOT / "deploy" / "k8s" / "redis.yaml").read_text().splitlines()
-    k8s = [shlex.split(line) for line in lines if "resetchannels" in line]
-    assert rules.split() in k8s, "k8s's web user differs from compose's"  # its own line, as sh reads it
-    return rules
+    """The web user's rules as deploy/redis-server.sh gives them to every Redis server of the set (Compose
+    and Kubernetes run that script; check_public.py checks the k8s copy is identical)."""
+    script = (ROOT / "deploy" / "redis-server.sh").read_text().replace("\\\n", " ")
+    words = shlex.split(script[script.index("--user web on"):].splitlines()[0])
+    assert words[:4] == ["--user", "web", "on", ">$REDIS_WEB_PASSWORD"], words
+    end = words.index("$@") if "$@" in words else len(words)
+    return " ".join(words[4:end])
 
 
 @contextmanager
