@@ -26,7 +26,8 @@ from referee.wire import bot_pb2, bot_pb2_grpc
 from referee.wire.contract import MAX_BATCH, bearer_metadata, from_proto_enum, to_proto_enum
 from referee.wire.tls import ClientTls, aio_channel
 from referee.wire.values import EndReason, RefusalCode, SeatStatus, bot_text_error
-from sdk.bot import Bot, MatchInfo, MatchOutcome, Refusal, SeatOutcome, Turn
+from sdk.bot import Bot, MatchInfo, MatchOutcome, Noted, Refusal, SeatOutcome, Turn
+from sdk.stdio import STDIO_PREFIX, StdioBot
 
 log = structlog.get_logger("sdk.client")
 
@@ -308,6 +309,8 @@ class BotClient:
             if self.on_error is not None:
                 self.on_error(e)
             return
+        if isinstance(action, Noted):  # the note itself is not sent yet (issue 33, item 3)
+            action = action.action
         self._send(
             bot_pb2.PlayRequest(
                 action=bot_pb2.SubmitAction(match_id=turn.match_id, seat=turn.seat, turn_id=turn_id, action=str(action))
@@ -365,7 +368,7 @@ async def run_bot(bot: Bot, target: str, token: str, **kwargs: Any) -> list[Matc
 
 
 def load_bot(spec: str, factory: Callable[[str], Bot] | None = None) -> Bot:
-    """A bot from ``path/to/file.py:ClassName`` or ``package.module:ClassName`` (or, without a colon,
+    """A bot from ``path/to/file.py:ClassName``, ``package.module:ClassName``, ``stdio:COMMAND`` (or, without a colon,
     ``factory(spec)``), checked with ``check_bot``. BotLoadError says what is wrong with the spec."""
     try:
         return check_bot(_load(spec, factory))
@@ -377,6 +380,8 @@ def load_bot(spec: str, factory: Callable[[str], Bot] | None = None) -> Bot:
 
 
 def _load(spec: str, factory: Callable[[str], Bot] | None) -> Bot:
+    if spec.startswith(STDIO_PREFIX):  # a command speaking the line protocol
+        return StdioBot(spec.removeprefix(STDIO_PREFIX))
     if ":" not in spec:
         if factory is not None:
             return factory(spec)
