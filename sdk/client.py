@@ -32,7 +32,9 @@ from sdk.stdio import STDIO_PREFIX, StdioBot
 log = structlog.get_logger("sdk.client")
 
 SDK_VERSION = "0.1.0"
-MAX_RETRIES_PER_TURN = 5
+MAX_RETRIES_PER_TURN = 4
+"""New answers to a refused turn, at most: five answers in all, since the referee's fifth refusal of a turn
+ends it with a strike (``referee.match.MAX_REFUSALS_PER_TURN``) and a sixth would only be stale."""
 
 
 FORFEITED: Final = to_proto_enum(SeatStatus.FORFEITED)
@@ -80,6 +82,7 @@ class _Match:
     state: Any
     actions: list[Any] = field(default_factory=list)  # the actions played, in ply order
     current: Turn | None = None
+    turn_id: int = -1  # the referee's id of ``current``
     retries: int = 0
     task: asyncio.Task[None] | None = field(default=None, repr=False)
 
@@ -290,6 +293,7 @@ class BotClient:
             history=tuple(match.actions),
         )
         match.current = turn
+        match.turn_id = t.turn_id
         match.retries = 0
         self._decide(match, turn, t.turn_id)
 
@@ -324,6 +328,8 @@ class BotClient:
         )
         match = self.matches.get(f"{r.match_id}/{r.seat}")
         if match is None or match.current is None or code in _NOT_RETRIED:
+            return
+        if r.turn_id != match.turn_id:  # the refusal that struck a turn comes behind the next turn: not its
             return
         if match.retries >= MAX_RETRIES_PER_TURN:
             return

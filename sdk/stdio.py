@@ -332,7 +332,7 @@ def _hello(line: bytes) -> tuple[Matches | None, str]:
     try:
         doc = json.loads(line)
     except ValueError:
-        return None, f"its first line is not a JSON hello: {_echo(line.decode('utf-8', 'replace'))!r}"
+        return None, f"its first line is not a JSON hello: {_echo(line.decode('utf-8', 'replace').strip())!r}"
     if not isinstance(doc, dict) or doc.get("type") != "hello":
         return None, 'its first line must be {"type": "hello", "protocol": 1, "matches": "one" or "many"}'
     if doc.get("protocol") != PROTOCOL:
