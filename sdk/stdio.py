@@ -376,13 +376,21 @@ def command_name(command: str) -> str:
 
 async def run_closing(runner: Any, bot: Bot) -> list[MatchOutcome]:
     """``runner.run()`` (a ``BotClient`` or ``ArenaBotRunner``), then the bot's commands closed. A
-    ``StdioBot`` whose command died stops the runner and raises ``StdioError`` here."""
+    ``StdioBot`` whose command died cancels the runner (its matches cannot go on) and raises ``StdioError``."""
     if not isinstance(bot, StdioBot):
         result: list[MatchOutcome] = await runner.run()
         return result
-    bot.on_failure = lambda why: runner.stop()
+    task: asyncio.Future[list[MatchOutcome]] = asyncio.ensure_future(runner.run())
+
+    def stop(why: str) -> None:
+        task.cancel()
+
+    bot.on_failure = stop
     try:
-        outcomes: list[MatchOutcome] = await runner.run()
+        outcomes = await task
+    except asyncio.CancelledError:
+        if not bot.failure:
+            raise
     finally:
         await bot.aclose()
     if bot.failure:

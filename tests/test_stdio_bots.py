@@ -260,3 +260,23 @@ def test_a_command_that_is_not_there_is_refused_before_anything_starts(tmp_path:
         assert done.returncode == 2, done.stderr
         assert "arena: error:" in done.stderr and ("is not an executable file" in done.stderr
                                                    or "is not found on PATH" in done.stderr)  # fmt: skip
+
+
+def test_a_command_that_dies_mid_match_stops_the_run_with_its_exit_status(tmp_path: Path) -> None:
+    script = tmp_path / "dies.py"
+    script.write_text(
+        "import json, sys\n"
+        "print(json.dumps({'type': 'hello', 'protocol': 1}), flush=True)\n"
+        "for n, line in enumerate(sys.stdin):\n"
+        "    m = json.loads(line)\n"
+        "    if m['type'] == 'turn':\n"
+        "        if n > 3:\n"
+        "            sys.exit(3)\n"
+        "        print(json.dumps({'match': m['match'], 'seat': m['seat'], 'action': m['legal'][0]}), flush=True)\n",
+        encoding="utf-8",
+    )
+    done = arena("play", "--stdio", f"{sys.executable} {script}", "--vs", "random", "--games", "4", "--out",
+                 str(tmp_path / "t"), "--json", timeout=300)  # fmt: skip
+    assert done.returncode == 1
+    problems = json.loads(done.stdout)["problems"]
+    assert any("dies.py: its bot process died" in p and "exited with status 3" in p for p in problems), problems
