@@ -280,3 +280,14 @@ def test_a_command_that_dies_mid_match_stops_the_run_with_its_exit_status(tmp_pa
     assert done.returncode == 1
     problems = json.loads(done.stdout)["problems"]
     assert any("dies.py: its bot process died" in p and "exited with status 3" in p for p in problems), problems
+
+
+def test_tournament_takes_stdio_entrants_both_ways(starters: dict[str, Path], tmp_path: Path) -> None:
+    done = arena("tournament", "random", f"stdio:{starters['c']}", "--stdio", str(starters["go"]), "--game",
+                 "shanghaien", "--games", "2", "--out", str(tmp_path / "t"), "--json", timeout=300)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    doc = json.loads(done.stdout)
+    assert doc["players"] == ["random", "cbot", "gobot"] and doc["games"] == 6
+    for path in (tmp_path / "t").glob("*.jsonl"):
+        footer = events(path)[-1]
+        assert isinstance(footer, transcript.Footer) and footer.end_reason == "completed" and not footer.forfeited
