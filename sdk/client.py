@@ -27,11 +27,14 @@ from referee.wire.contract import MAX_BATCH, ROUTE_HEADER, bearer_metadata, from
 from referee.wire.tls import ClientTls, aio_channel
 from referee.wire.values import EndReason, RefusalCode, SeatStatus, bot_text_error, fit_note
 from sdk.bot import Bot, MatchInfo, MatchOutcome, Noted, Refusal, SeatOutcome, Turn
+from sdk.stdio import STDIO_PREFIX, StdioBot
 
 log = structlog.get_logger("sdk.client")
 
 SDK_VERSION = "0.1.0"
-MAX_RETRIES_PER_TURN = 5
+MAX_RETRIES_PER_TURN = 4
+"""New answers to a refused turn, at most: five answers in all, since the referee's fifth refusal of a turn
+ends it with a strike (``referee.match.MAX_REFUSALS_PER_TURN``) and a sixth would only be stale."""
 
 
 FORFEITED: Final = to_proto_enum(SeatStatus.FORFEITED)
@@ -79,6 +82,7 @@ class _Match:
     state: Any
     actions: list[Any] = field(default_factory=list)  # the actions played, in ply order
     current: Turn | None = None
+    turn_id: int = -1  # the referee's id of ``current``
     retries: int = 0
     note_bytes: int = 0  # what this seat's notes hold in the match, as the referee counts them (fit_note)
     last_note: int = 0  # bytes of the note sent with the last answer (given back if it is refused)
@@ -294,6 +298,7 @@ class BotClient:
             history=tuple(match.actions),
         )
         match.current = turn
+        match.turn_id = t.turn_id
         match.retries = 0
         self._decide(match, turn, t.turn_id)
 
@@ -349,6 +354,8 @@ class BotClient:
             match.last_note = 0
         if match is None or match.current is None or code in _NOT_RETRIED:
             return
+        if r.turn_id != match.turn_id:  # the refusal that struck a turn comes behind the next turn: not its
+            return
         if match.retries >= MAX_RETRIES_PER_TURN:
             return
         match.retries += 1
@@ -392,7 +399,7 @@ async def run_bot(bot: Bot, target: str, token: str, **kwargs: Any) -> list[Matc
 
 
 def load_bot(spec: str, factory: Callable[[str], Bot] | None = None) -> Bot:
-    """A bot from ``path/to/file.py:ClassName`` or ``package.module:ClassName`` (or, without a colon,
+    """A bot from ``path/to/file.py:ClassName``, ``package.module:ClassName``, ``stdio:COMMAND`` (or, without a colon,
     ``factory(spec)``), checked with ``check_bot``. BotLoadError says what is wrong with the spec."""
     try:
         return check_bot(_load(spec, factory))
@@ -404,6 +411,8 @@ def load_bot(spec: str, factory: Callable[[str], Bot] | None = None) -> Bot:
 
 
 def _load(spec: str, factory: Callable[[str], Bot] | None) -> Bot:
+    if spec.startswith(STDIO_PREFIX):  # a command speaking the line protocol
+        return StdioBot(spec.removeprefix(STDIO_PREFIX))
     if ":" not in spec:
         if factory is not None:
             return factory(spec)

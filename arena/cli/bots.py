@@ -38,6 +38,7 @@ def cmd_bot_run(args: argparse.Namespace) -> int:
     from sdk.arena_client import ArenaBotRunner, TlsSetupError
     from sdk.bots import make_bot
     from sdk.client import AuthenticationError, BotClient, load_bot
+    from sdk.stdio import StdioError, run_closing, stdio_spec
 
     # a bot left running is a service: JSON lines unless a person watches stderr (docs/operations.md)
     configure(json={"auto": None, "json": True, "console": False}[args.log_format], level=args.log_level, service="bot")
@@ -47,7 +48,9 @@ def cmd_bot_run(args: argparse.Namespace) -> int:
         from sdk.bots.strong import MEASURED
 
         kwargs["iterations"] = MEASURED if args.rollouts == "measured" else args.rollouts
-    name = REFERENCE_ALIASES.get(args.bot, args.bot)
+    if (args.bot is None) == (args.stdio is None):
+        raise CliError("give one of: a bot (FILE.py:Class, module:Class, random|greedy|strong) or --stdio COMMAND", 2)
+    name = stdio_spec(args.stdio) if args.stdio is not None else REFERENCE_ALIASES.get(args.bot, args.bot)
     bot = load_bot(name, factory=lambda n: make_bot(n, **(kwargs if n == "strong" else {})))
     if not s.token:
         raise CliError("a bot token is needed: --token or ARENA_BOT_TOKEN", 2)
@@ -62,10 +65,12 @@ def cmd_bot_run(args: argparse.Namespace) -> int:
     async def main() -> list[Any]:
         if isinstance(runner, ArenaBotRunner):  # stopping a bot (docker stop, a rollout) forfeits nothing
             asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, runner.drain, args.drain_s)
-        return await runner.run()
+        return await run_closing(runner, bot)
 
     try:
         outcomes = asyncio.run(main())
+    except StdioError as e:
+        raise CliError(str(e)) from None
     except AuthenticationError as e:
         raise CliError(f"{'the referee' if args.server else 'the arena'} refused the bot: {e}") from None
     except TlsSetupError as e:  # retried a few times first: only a change of settings heals it
@@ -78,7 +83,6 @@ def cmd_bot_run(args: argparse.Namespace) -> int:
     for o in outcomes:
         console.print(f"{o.match_id}: {o.end_reason}, place {o.mine.rank}, score {o.mine.score}")
     return 0
-
 
 
 def _rollouts(text: str) -> int | str:
@@ -161,19 +165,23 @@ def cmd_bot_add_game(args: argparse.Namespace) -> int:
     return 0
 
 
-
 def add_parser(sub: Any) -> Any:
     """``arena bot ...``; returns its subcommands, where ``arena.cli.main`` adds ``check`` (arena.cli.check)."""
     bot = sub.add_parser("bot", help="bots").add_subparsers(dest="bot_command", required=True)
     p = bot.add_parser("run", help="connect a bot to the arena (or straight to a referee) and play its matches")
-    p.add_argument("bot", help="FILE.py:Class, module:Class, or random|greedy|strong")
+    p.add_argument("bot", nargs="?", help="FILE.py:Class, module:Class, or random|greedy|strong")
+    p.add_argument("--stdio", metavar="COMMAND", help="the bot is this command, speaking the line protocol "
+                   "(JSON lines on its stdin and stdout, no gRPC: docs/bots.md)")  # fmt: skip
     p.add_argument("--token", default=os.environ.get("ARENA_BOT_TOKEN", ""), help="the bot's token (ARENA_BOT_TOKEN)")
     p.add_argument("--arena", help="the gateway host:port (default: ARENA_GATEWAY, the config file, 127.0.0.1:50051)")
     p.add_argument("--server", help="a standalone referee's host:port instead of the arena (arena referee serve)")
     p.add_argument("--config", help="TOML settings file")
     p.add_argument("--matches", type=positive_int, help="stop after this many matches")
-    p.add_argument("--no-ladder", action="store_true",
-                   help="stay off the ladder: play only matches requested for the bot (unrated testing)")
+    p.add_argument(
+        "--no-ladder",
+        action="store_true",
+        help="stay off the ladder: play only matches requested for the bot (unrated testing)",
+    )
     p.add_argument("--drain-s", type=float_type(0), default=30.0,
                    help="on SIGTERM, take no new matches and give running ones this long to end, then exit "
                    "(default 30; a second SIGTERM exits at once)")  # fmt: skip

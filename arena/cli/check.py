@@ -34,12 +34,15 @@ from referee import games
 def cmd_check(args: argparse.Namespace) -> int:
     from arena.local import check, launch
     from referee.logs import configure
+    from sdk.stdio import stdio_spec
 
     configure(json=False, level=args.log_level)
-    given = [x for x in (args.bot, args.cmd, args.server) if x]
+    given = [x for x in (args.bot, args.cmd, args.stdio, args.server) if x]
     if len(given) != 1:
         raise CliError("give one of: a bot (FILE.py:Class, module:Class, random|greedy|strong), --cmd COMMAND, "
-                       "or --server ADDRESS for a bot you start yourself", 2)  # fmt: skip
+                       "--stdio COMMAND, or --server ADDRESS for a bot you start yourself", 2)  # fmt: skip
+    if args.stdio:
+        args.bot = stdio_spec(args.stdio)  # a Python process of its own runs the adapter, as for FILE.py:Class
     wanted = tuple(dict.fromkeys(args.game or games.GAME_IDS))
     out = Path(args.out or f"transcripts/check-{time.strftime('%Y%m%d-%H%M%S')}")
     logs = out / "logs"
@@ -119,6 +122,8 @@ def add_parser(bot: Any) -> None:
     p.add_argument("--cmd", help="run this command instead (any language): it finds the referee's host:port in "
                    "$ARENA_SERVER, its token in $ARENA_BOT_TOKEN and its number of matches in $ARENA_MATCHES, "
                    "or in the words {address} {token} {matches} of the command")  # fmt: skip
+    p.add_argument("--stdio", metavar="COMMAND", help="run this command instead, speaking the line protocol "
+                   "(JSON lines on its stdin and stdout, no gRPC: docs/bots.md)")  # fmt: skip
     p.add_argument("--server", metavar="ADDRESS", help="a bot you start yourself: listen on this host:port, print "
                    "the token and wait for the bot to connect")  # fmt: skip
     p.add_argument("--token", help="with --server: the token the bot will use (default: a new one, printed)")

@@ -39,16 +39,17 @@ def cmd_play(args: argparse.Namespace) -> int:
     from arena.local.play import Player, SprtMonitor, check_players, rotation_plan, run_matches
     from arena.local.sprt import SprtConfig
     from referee.logs import configure
+    from sdk.stdio import STDIO_PREFIX, stdio_spec
 
     configure(json=False, level=args.log_level)
     game = games.get(args.game)
     n = game.num_players
-    given = [x for x in (args.bot, args.cmd, args.external) if x is not None]
+    given = [x for x in (args.bot, args.cmd, args.stdio, args.external) if x is not None]
     if len(given) != 1:
         raise CliError("give one of: your bot (FILE.py:Class, module:Class, random|greedy|strong), --cmd COMMAND, "
-                       "or --external NAME for a bot you start yourself", 2)  # fmt: skip
+                       "--stdio COMMAND, or --external NAME for a bot you start yourself", 2)  # fmt: skip
     hero = args.bot if args.bot is not None else f"{CMD_PREFIX}{args.cmd}" if args.cmd is not None else \
-        f"{EXTERNAL_PREFIX}{args.external}"  # fmt: skip
+        stdio_spec(args.stdio) if args.stdio is not None else f"{EXTERNAL_PREFIX}{args.external}"  # fmt: skip
     specs = [hero, *(args.vs or ["reference"])]
     if len(specs) == 2 and n > 2:
         specs = [specs[0]] + [specs[1]] * (n - 1)  # copies of one opponent
@@ -139,6 +140,8 @@ def cmd_play(args: argparse.Namespace) -> int:
     console.print(f"seed {seed}; transcripts in {out}/ (arena transcript show|verify FILE)")
     if any(p.spec.startswith(CMD_PREFIX) for p in players):
         console.print(f"the output of --cmd bots in {out / 'logs'}/")
+    if any(p.spec.startswith(STDIO_PREFIX) for p in players):
+        console.print("the stderr of --stdio bots is this command's own (above)")
     if replays:
         console.print(f"{len(replays)} HTML replay(s) beside them, e.g. {replays[-1]}")
     for problem in problems:  # the run did not go as asked: say why, and exit non-zero
@@ -194,10 +197,13 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--cmd", metavar="COMMAND", help="your bot is this command, in any language: it finds the "
                    "referee's host:port in $ARENA_SERVER, its token in $ARENA_BOT_TOKEN and its number of matches "
                    "in $ARENA_MATCHES (or in the words {address} {token} {matches} of the command)")  # fmt: skip
+    p.add_argument("--stdio", metavar="COMMAND", help="your bot is this command, in any language, with no gRPC: "
+                   "it reads one JSON line per turn on stdin and writes its action as one line on stdout "
+                   "(docs/bots.md, the line protocol)")  # fmt: skip
     p.add_argument("--external", metavar="NAME", help="your bot, called NAME, is one you start yourself: the "
                    "address and token to give it are printed on stderr, and the matches wait for it")  # fmt: skip
     p.add_argument("--vs", action="append", help="an opponent (repeat per seat; one given fills every seat): a bot "
-                   "as above, cmd:COMMAND or external:NAME")  # fmt: skip
+                   "as above, cmd:COMMAND, stdio:COMMAND or external:NAME")  # fmt: skip
     p.add_argument("--game", default="shanghaien", choices=games.GAME_IDS)
     p.add_argument("--games", type=positive_int, default=10,
                    help="number of matches (default 10); with --sprt the most it plays")  # fmt: skip

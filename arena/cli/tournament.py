@@ -34,10 +34,13 @@ def cmd_tournament(args: argparse.Namespace) -> int:
     from arena.local.play import Player, check_players
     from arena.local.tournament import FORMATS, games_per_table, labels, tables, tournament
     from referee.logs import configure
+    from sdk.stdio import stdio_spec
 
     configure(json=False, level=args.log_level)
     game = games.get(args.game)
-    specs = [REFERENCE_ALIASES.get(s, s) for s in args.bots]
+    specs = [REFERENCE_ALIASES.get(s, s) for s in args.bots] + [stdio_spec(c) for c in args.stdio or ()]
+    if not specs:
+        raise CliError("name the bots: BOT ... and/or --stdio COMMAND ...", 2)
     fmt = next(f for f in FORMATS if f == args.format)
     try:
         table_list = tables(len(specs), game.num_players, fmt)
@@ -123,11 +126,14 @@ def _standings(rows: list[dict[str, Any]]) -> Table:
 
 def add_parser(sub: Any) -> None:
     p = sub.add_parser("tournament", help="a round robin or gauntlet of bots through a loopback referee (no Redis)")
-    p.add_argument("bots", nargs="+", metavar="BOT",
+    p.add_argument("bots", nargs="*", metavar="BOT",
                    help="the bots: FILE.py:Class, module:Class, random|greedy|strong|reference, cmd:COMMAND (a bot "
                         "in any language, told where to connect by $ARENA_SERVER, $ARENA_BOT_TOKEN and "
-                        "$ARENA_MATCHES) or external:NAME (one you start yourself: where it must connect is printed "
-                        "on stderr)")  # fmt: skip
+                        "$ARENA_MATCHES), stdio:COMMAND (a command that reads and writes lines, docs/bots.md) "
+                        "or external:NAME (one you start yourself: where it must connect is printed on "
+                        "stderr)")  # fmt: skip
+    p.add_argument("--stdio", action="append", metavar="COMMAND",
+                   help="one more bot: a command speaking the line protocol (repeat per bot)")  # fmt: skip
     p.add_argument("--game", default="shanghaien", choices=games.GAME_IDS)
     p.add_argument("--format", default="round-robin", choices=("round-robin", "gauntlet"),
                    help="round-robin: every pairing, or every table of the bots (default); gauntlet: the first "

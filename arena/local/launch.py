@@ -24,8 +24,6 @@ import contextlib
 import json
 import os
 import re
-import shlex
-import shutil
 import signal
 import subprocess
 import sys
@@ -36,6 +34,7 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from referee.grpc_env import user_environment
+from sdk.stdio import STDIO_PREFIX, StdioError, command_argv, command_name, run_closing
 
 ENV_SERVER = "ARENA_SERVER"
 """Environment of a launched bot: the referee's host:port (what ``arena bot run --server`` takes) ..."""
@@ -173,21 +172,6 @@ def spec_launcher(spec: str, label: str, log_dir: Path) -> ProcessLauncher:
     return ProcessLauncher([sys.executable, "-c", code], label, log_dir, env={ENV_SPEC: spec})
 
 
-def command_argv(command: str) -> list[str]:
-    """A ``--cmd`` command line split as a POSIX shell would (no shell runs it); ValueError says why it
-    cannot run: empty, unbalanced quotes, or its program is not found (on PATH, or as a path)."""
-    try:
-        argv = shlex.split(command)
-    except ValueError as e:
-        raise ValueError(f"command {command!r}: {str(e).lower()}") from None
-    if not argv:
-        raise ValueError("the bot's command is empty")
-    if shutil.which(argv[0]) is None:
-        where = "is not an executable file" if "/" in argv[0] else "is not found on PATH"
-        raise ValueError(f"command {command!r}: {argv[0]!r} {where}")
-    return argv
-
-
 def command_launcher(command: str, label: str, log_dir: Path, stem: str = "bot") -> ProcessLauncher:
     """``--cmd``: any executable (a shell-style command line), told where to connect by its environment
     or the ``{address}``/``{token}``/``{matches}`` words. ValueError for a command that cannot run."""
@@ -254,9 +238,13 @@ def bot_main() -> int:
 
     async def main() -> None:
         asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, client.stop)
-        await client.run()
+        await run_closing(client, bot)
 
-    asyncio.run(main())
+    try:
+        asyncio.run(main())
+    except StdioError as e:  # the bot's command died: its last words are above, in the same stderr
+        print(f"arena: error: {e}", file=sys.stderr, flush=True)
+        return 1
     return 0
 
 
@@ -307,26 +295,14 @@ def launched_value(spec: str) -> str:
     return spec[len(CMD_PREFIX if kind == "cmd" else EXTERNAL_PREFIX) :] if kind else spec
 
 
-def command_name(command: str) -> str:
-    """What a command's seats are called: the file name of its last word that names a file (with a ``/``
-    or a ``.``: ``node bots/bot.js`` is ``bot.js``), else of its first word (``cargo run`` is ``cargo``)."""
-    try:
-        words = [w for w in shlex.split(command) if not w.startswith("-") and "{" not in w]
-    except ValueError:
-        words = command.split()
-    if not words:
-        return "cmd"
-    files = [w for w in words[1:] if "/" in w or "." in w]
-    name = Path((files or words)[-1]).name or "cmd"
-    return name[:64]
-
-
 def spec_label(spec: str) -> str:
     """A participant's name before copies are told apart: a Python bot's class or reference name, a
-    command's ``command_name``, an external bot's NAME."""
+    command's ``command_name`` (``cmd:`` and ``stdio:``), an external bot's NAME."""
     kind = launched_kind(spec)
     if kind == "cmd":
         return command_name(launched_value(spec))
+    if spec.startswith(STDIO_PREFIX):
+        return command_name(spec.removeprefix(STDIO_PREFIX))
     if kind == "external":
         return launched_value(spec)
     return spec.rpartition(":")[2] or spec
@@ -351,7 +327,7 @@ def file_labels(specs: Sequence[str]) -> list[str]:
 def _with_file(spec: str) -> str:
     """A Python bot as its file's name and class (``mybot_v1.py:MyBot``); any other as written."""
     where, _, name = spec.rpartition(":")
-    if launched_kind(spec) is None and where:
+    if launched_kind(spec) is None and where and not spec.startswith(STDIO_PREFIX):
         return f"{Path(where).name}:{name}"
     return launched_value(spec)
 

@@ -96,6 +96,7 @@ def bot_process(
     from referee.logs import configure
     from sdk.bots import make_bot
     from sdk.client import BotClient, load_bot
+    from sdk.stdio import run_closing
 
     def report(kind: str, e: BaseException) -> None:
         if reports is not None:
@@ -104,7 +105,8 @@ def bot_process(
     configure(json=False, level="WARNING")
     try:
         bot = load_bot(spec, factory=lambda name: make_bot(name, seed=seed))
-        asyncio.run(BotClient(bot, target, token, max_matches=matches, on_error=lambda e: report("act", e)).run())
+        client = BotClient(bot, target, token, max_matches=matches, on_error=lambda e: report("act", e))
+        asyncio.run(run_closing(client, bot))
     except KeyboardInterrupt:
         raise SystemExit(130) from None
     except Exception as e:
