@@ -39,6 +39,7 @@ from arena.cli import (
     bots,
     check,
     demo,
+    events,
     ladder,
     local,
     matches,
@@ -51,7 +52,7 @@ from arena.cli import (
 )  # fmt: skip
 from arena.cli.common import SERVER_MODULES, CliError, json_stdout, needs_server_extra, refused, report
 
-COMMANDS = (local, demo, play, bots, owners, matches, transcripts, ladder, services, web, tournament)
+COMMANDS = (local, demo, play, bots, owners, matches, transcripts, ladder, events, services, web, tournament)
 
 
 def build_parser() -> argparse.ArgumentParser:
