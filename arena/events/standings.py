@@ -9,6 +9,10 @@ weighs each by ``1 / (n - 1)``. A forfeited slot (bots absent past the grace) gi
 pairwise games against its absent ones (present ahead, absent level among themselves) in points and the
 cross table, never in the fit: a game not played says nothing of strength. A slot where every bot was
 absent counts for nobody.
+
+Places go by points (every entrant of a round robin has as many pairwise games), then by the fit; the
+likelihood that a place is above the next (``los_next``) is the fit's for those two bots, so a place taken on
+points by luck shows as a LOS near (or under) 50 %.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ import io
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-from arena.events.model import Event, Slot, SlotState
+from arena.events.model import Event, Slot, SlotState, slot_order
 from arena.events.rating import PairGame, fit, pair_games, seat_pairs
 from referee.wire.values import MatchResult
 
@@ -50,6 +54,7 @@ def standings(event: Event, slots: Sequence[Slot], results: Mapping[str, MatchRe
     match, for the slots that are done."""
     index = event.index()
     n = len(event.entrants)
+    slots = slot_order(slots)  # one order whatever the caller's: the same sums, to the last bit
     played: list[PairGame] = []
     forfeits: list[PairGame] = []
     matches = [0] * n
@@ -76,7 +81,7 @@ def standings(event: Event, slots: Sequence[Slot], results: Mapping[str, MatchRe
             games[me] += 1
             p, k = cross[me][other]
             cross[me][other] = (p + score, k + 1)
-    order = sorted(range(n), key=lambda i: (-f.ratings[i], -points[i], event.entrants[i].name))
+    order = sorted(range(n), key=lambda i: (-points[i], -f.ratings[i], event.entrants[i].name))
     rows: list[dict[str, Any]] = []
     for rank, i in enumerate(order, 1):
         nxt = order[rank] if rank < n else None
