@@ -70,7 +70,7 @@ def running_event_matches(r: Any, slots: list[Any]) -> dict[str, str]:
     out = {}
     for s in slots:
         if s.match_id:
-            status, worker = r.hmget(f"arena:match:{s.match_id}", "status", "worker")
+            status, worker = r.hmget(keys.match(s.match_id), "status", "worker")
             if status == b"running" and worker:
                 out[s.match_id] = worker.decode()
     return out
