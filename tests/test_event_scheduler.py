@@ -83,7 +83,9 @@ def test_another_version_is_played_again_and_an_absent_bot_forfeits_after_the_gr
     clock = Clock()
     scheduler = EventScheduler(r, store, clock=clock)
     r.delete(keys.presence("c"))  # c goes offline
-    assert scheduler.tick(queue_depth=8) == 1  # a-b; the tables with c wait for it
+    r.hset(keys.event("broken"), mapping={"definition": "{not json", "state": "active"})  # an event gone bad
+    r.zadd(keys.event_ids(), {"broken": 0})
+    assert scheduler.tick(queue_depth=8) == 1  # a-b; the tables with c wait for it; "broken" is logged, skipped
     waiting = [s for s in store.slots("cup") if "c" in s.bots]
     assert all(s.state is SlotState.PENDING and s.blocked_since == clock.now for s in waiting)
     (played,) = play_all(r, {"a": 0, "b": 1, "c": 2}, versions={"a": "1", "b": "9"})  # b was not its frozen self

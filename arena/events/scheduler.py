@@ -28,10 +28,11 @@ import redis
 import structlog
 
 from arena.events.formats import swiss_round
-from arena.events.model import Event, EventState, Slot, SlotState, plan_round, slot_order
+from arena.events.model import Event, EventState, EventStateError, Slot, SlotState, plan_round, slot_order
 from arena.events.rating import pair_games
 from arena.events.standings import forfeit_pairs
 from arena.events.store import EventStore
+from arena.redis_client import TROUBLE
 from arena.service.matches import MatchRecord, MatchRequestError
 from arena.service.queue import DuplicateMatchError, Priority
 from arena.service.registry import BotRecord
@@ -55,12 +56,19 @@ class EventScheduler:
         queued = 0
         bots: dict[str, BotRecord] | None = None
         for event_id in self.store.ids():
-            found = self.store.get(event_id)
-            if found is None or found[1] not in LIVE or found[0].start_at > self.clock():
-                continue
-            if bots is None:
-                bots = {b.name: b for b in self.store.registry.list()}
-            queued += self.tick_event(found[0], bots, queue_depth)
+            try:
+                found = self.store.get(event_id)
+                if found is None or found[1] not in LIVE or found[0].start_at > self.clock():
+                    continue
+                if bots is None:
+                    bots = {b.name: b for b in self.store.registry.list()}
+                queued += self.tick_event(found[0], bots, queue_depth)
+            except TROUBLE:
+                raise  # the ladder runner's loop waits for Redis
+            except EventStateError:
+                continue  # paused or cancelled as it finished: the admin's change stands
+            except Exception:  # one broken event must not stop the others, nor the ladder beside them
+                log.exception("event tick failed", event_id=event_id)
         return queued
 
     def tick_event(self, event: Event, bots: dict[str, BotRecord], queue_depth: int) -> int:
