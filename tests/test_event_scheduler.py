@@ -7,16 +7,19 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 import redis
 
 from arena import keys
-from arena.events.model import Entrant, Event, EventState, SlotState
+from arena.events.model import Entrant, Event, EventError, EventState, SlotState
 from arena.events.scheduler import EventScheduler
 from arena.events.store import EventStore
+from arena.ladder.store import Ladder
 from arena.results import StoredResult
 from arena.service.queue import MatchQueue
 from arena.service.registry import Registry
 from referee.wire.values import EndReason, MatchResult, SeatResult, SeatStatus
+from tests.web_world import result
 
 GAME = "shanghaien"
 
@@ -111,3 +114,23 @@ def test_another_version_is_played_again_and_an_absent_bot_forfeits_after_the_gr
     assert rows["c"]["forfeits"] == 4 and rows["a"]["points"] == 4.0 and rows["b"]["points"] == 2.0
     registry.seen("c", "1", {})
     assert scheduler.tick(queue_depth=8) == 0  # finished: left alone
+
+
+def test_the_ladders_top_n_are_entered_at_their_versions_and_bad_entrants_are_refused(redis_url: str) -> None:
+    r, registry = world(redis_url, ["a", "b", "c", "d"])
+    ladder = Ladder(r)
+    for k, (winner, loser) in enumerate([("c", "a"), ("c", "b"), ("a", "b"), ("c", "d"), ("a", "d")]):
+        ladder.apply(result(f"m{k}", (winner, loser), ("7", "7"), 0, 1.7e9 + k))
+    registry.set_enabled("a", False, "testing")  # the ladder's second: skipped, the next one enters
+    store = EventStore(r)
+    entrants = store.entrants(GAME, ["d@1"], top=2)
+    assert entrants == (Entrant("d", "1"), Entrant("c", "7"), Entrant("b", "7"))
+    created = store.create(Event("gauntlet", GAME, "gauntlet", entrants, 1))
+    assert {s.bots[0] if s.rot == 0 else s.bots[1] for s in store.slots(created.event_id)} == {"d"}  # d at every table
+    assert len(store.slots("gauntlet")) == 4  # 2 tables, 1 game rounded up to both seat orders
+    for bad, why in ((["zed"], "no bot named"), (["a"], "disabled"), (["b", "b"], "named twice")):
+        with pytest.raises(EventError, match=why):
+            store.create(Event("x", GAME, "round-robin", store.entrants(GAME, bad, 0), 2))
+    with pytest.raises(EventError, match="3 enabled bots to enter, not 9"):
+        store.entrants(GAME, [], top=9)
+    assert store.get("x") is None  # nothing stored for a refused event
