@@ -7,6 +7,7 @@
     arena match request|list|watch                # (``arena matches`` is an alias)
     arena transcript show|verify|get|html
     arena ladder show|history|h2h|rebuild|run
+    arena event create|list|show|pause|resume|cancel|export   # competitions (admin)
     arena serve | gateway | worker | web | referee serve   # the services
 
 Each command group lives in its own module of this package with an ``add_parser(subparsers)``;
