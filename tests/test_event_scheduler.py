@@ -131,6 +131,8 @@ def test_the_ladders_top_n_are_entered_at_their_versions_and_bad_entrants_are_re
     for bad, why in ((["zed"], "no bot named"), (["a"], "disabled"), (["b", "b"], "named twice")):
         with pytest.raises(EventError, match=why):
             store.create(Event("x", GAME, "round-robin", store.entrants(GAME, bad, 0), 2))
+    with pytest.raises(EventError, match="move_ms is at most"):
+        store.create(Event("x", GAME, "round-robin", entrants, 2, time_control={"move_ms": 3_600_000}))
     with pytest.raises(EventError, match="3 enabled bots to enter, not 9"):
         store.entrants(GAME, [], top=9)
     assert store.get("x") is None  # nothing stored for a refused event

@@ -32,7 +32,7 @@ from arena.events.model import (
 )
 from arena.events.standings import standings
 from arena.ladder.store import Ladder
-from arena.service.matches import MatchStore
+from arena.service.matches import ARENA_MAX_MS, MatchStore
 from arena.service.registry import Registry
 from referee import chance, games
 from referee.wire.values import MatchResult
@@ -92,9 +92,12 @@ class EventStore:
         event = replace(event, created_at=time.time())
         check_definition(event)
         try:
-            games.time_control(event.game_id, event.time_control)
+            control = games.time_control(event.game_id, event.time_control)
         except ValueError as e:
             raise EventError(str(e)) from None
+        for name, top in ARENA_MAX_MS.items():  # what every match request checks: refused now, not at each match
+            if getattr(control, name) > top:
+                raise EventError(f"on the arena {name} is at most {top:,} ms")
         seats = games.get(event.game_id).num_players
         try:
             check_field(len(event.entrants), seats)
