@@ -262,3 +262,26 @@ def owner_registering(name: str) -> str:
 def rate(kind: str, token_sha256: str) -> str:
     """Counter expiring at the end of the current window: calls of one kind with one token in it."""
     return f"{PREFIX}rate:{kind}:{token_sha256}"
+
+
+# ---- events: competitions (arena.events; not a match's event log)
+
+
+def event_ids() -> str:
+    """Sorted set of every event (competition) id, scored by creation time."""
+    return f"{PREFIX}competitions"
+
+
+def event(event_id: str) -> str:
+    """Hash: a competition's definition (field ``definition``, JSON), its ``state`` and ``updated_at``."""
+    return f"{PREFIX}competition:{event_id}"
+
+
+def event_slots(event_id: str) -> str:
+    """Hash: an event's planned matches, slot key -> the slot (JSON): its bots, state and match id."""
+    return f"{PREFIX}competition:{event_id}:slots"
+
+
+def event_seed(event_id: str) -> str:
+    """String: the event's secret seed, from which each table's match seeds derive (never listed)."""
+    return f"{PREFIX}competition:{event_id}:seed"

@@ -11,6 +11,8 @@
 - the match service imports nothing of the ladder, the website, the local arena or the CLI;
 - the website (``arena.web``) reads through the service's and the ladder's stores and imports nothing of
   the local arena or the CLI (the local arena starts it); neither the service nor the ladder imports it;
+- events (``arena.events``) import the service and the ladder, nothing of the local arena, the website or
+  the CLI, and neither the service nor the ladder imports them;
 - the ladder imports nothing of the match service (a stored result's layout is ``arena.results``'s, and
   the process that wires the ladder to the queue is ``arena.local.ladder_runner``), the local arena or the
   CLI;
@@ -120,6 +122,19 @@ def test_the_website_reads_through_the_stores_and_knows_nothing_of_the_local_are
 def test_the_ladder_knows_nothing_of_the_match_service(path: Path) -> None:
     bad = {m for m in project(path) if within(m, "arena.service", "arena.local", "arena.cli", "arena.web")}
     assert not bad, f"{path.name} imports {sorted(bad)}"
+
+
+@pytest.mark.parametrize("path", files("arena/events"), ids=ids)
+def test_events_sit_on_the_service_and_the_ladder_and_know_nothing_above(path: Path) -> None:
+    """Events queue matches through the service and read the ladder; the ladder runner (local arena) asks
+    their scheduler for its share, the gateway hosts their service through its ``extra`` hook."""
+    bad = {m for m in project(path) if within(m, "arena.local", "arena.cli", "arena.web")}
+    assert not bad, f"{path.name} imports {sorted(bad)}"
+
+
+@pytest.mark.parametrize("path", files("arena/service") + files("arena/ladder"), ids=ids)
+def test_neither_the_service_nor_the_ladder_imports_events(path: Path) -> None:
+    assert not {m for m in project(path) if within(m, "arena.events")}, f"{path.name} imports arena.events"
 
 
 GROUND_FLOOR = sorted((ROOT / "arena").glob("*.py"))

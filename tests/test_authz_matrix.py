@@ -1,5 +1,5 @@
-"""Who may call what: every RPC of every service the gateway serves (ArenaService, LadderService and the
-relayed BotService.Play) against every kind of caller, each answered with the expected outcome. One
+"""Who may call what: every RPC of every service the gateway serves (ArenaService, LadderService,
+EventService and the relayed BotService.Play) against every kind of caller, each answered with the expected outcome. One
 pytest case per cell (ids like ``RegisterBot-bot``), so the matrix's size is the count of cases:
 ``pytest tests/test_authz_matrix.py -q --co`` lists them, ``-k RotateToken`` picks a row, ``-k disabled_bot``
 a column; ``test_the_matrix_covers_every_rpc_of_the_gateways_services`` prints the table (``-s``).
@@ -30,14 +30,25 @@ import grpc
 import pytest
 
 from arena import keys
-from arena.ladder.service import host_ladder
+from arena.events.model import Entrant, Event
+from arena.events.service import host_ladder_and_events
+from arena.events.store import EventStore
 from arena.redis_client import connect
 from arena.service.gateway import start_gateway
 from arena.service.matches import MatchStore
 from arena.service.owners import Owners
 from arena.service.registry import Registry
 from referee.transcript import Refusal
-from referee.wire import arena_pb2, arena_pb2_grpc, bot_pb2, bot_pb2_grpc, ladder_pb2, ladder_pb2_grpc
+from referee.wire import (
+    arena_pb2,
+    arena_pb2_grpc,
+    bot_pb2,
+    bot_pb2_grpc,
+    event_pb2,
+    event_pb2_grpc,
+    ladder_pb2,
+    ladder_pb2_grpc,
+)
 from referee.wire.contract import bearer_metadata
 
 OK = grpc.StatusCode.OK
@@ -108,7 +119,7 @@ async def _transcript(stub: Any, c: Ctx) -> str:
     return FULL if r.full else PUBLIC_FORM
 
 
-a, lp = arena_pb2, ladder_pb2
+a, lp, ev = arena_pb2, ladder_pb2, event_pb2
 ROWS: list[Row] = [
     # an owner registers for itself (the request's owner field is ignored); a bot never
     Row("ArenaService/RegisterBot", row(UNAUTH, UNAUTH, DENIED, OK, OK, OK),
@@ -156,12 +167,23 @@ ROWS: list[Row] = [
                                         metadata=c.md)),
     Row("LadderService/GetHeadToHead", PUBLIC,
         lambda s, c: s.GetHeadToHead(lp.GetHeadToHeadRequest(game_id="shanghaien"), metadata=c.md)),
+    # events: the admin's alone (the fixture's event "cup": mine@1 against theirs@1)
+    Row("EventService/CreateEvent", ADMIN_ONLY,
+        lambda s, c: s.CreateEvent(ev.CreateEventRequest(event_id="fresh", game_id="shanghaien", format="round-robin",
+                                                         entrants=["mine@1", "ref@1"]), metadata=c.md)),
+    Row("EventService/ListEvents", ADMIN_ONLY, lambda s, c: s.ListEvents(ev.ListEventsRequest(), metadata=c.md)),
+    Row("EventService/GetEvent", ADMIN_ONLY,
+        lambda s, c: s.GetEvent(ev.GetEventRequest(event_id="cup"), metadata=c.md)),
+    Row("EventService/ChangeEvent", ADMIN_ONLY,
+        lambda s, c: s.ChangeEvent(ev.ChangeEventRequest(event_id="cup", action="pause"), metadata=c.md)),
+    Row("EventService/ExportEvent", ADMIN_ONLY,
+        lambda s, c: s.ExportEvent(ev.ExportEventRequest(event_id="cup", format="csv"), metadata=c.md)),
 ]  # fmt: skip
 
 
 @contextlib.asynccontextmanager
 async def gateway_host(redis_url: str) -> AsyncIterator[str]:
-    server, port, servicer = await start_gateway(redis_url, "127.0.0.1:0", host_ladder)
+    server, port, servicer = await start_gateway(redis_url, "127.0.0.1:0", host_ladder_and_events)
     try:
         yield f"127.0.0.1:{port}"
     finally:
@@ -174,11 +196,13 @@ SERVICES: list[tuple[str, Any]] = [
     ("gateway", arena_pb2.DESCRIPTOR.services_by_name["ArenaService"]),
     ("gateway", ladder_pb2.DESCRIPTOR.services_by_name["LadderService"]),
     ("gateway", bot_pb2.DESCRIPTOR.services_by_name["BotService"]),
+    ("gateway", event_pb2.DESCRIPTOR.services_by_name["EventService"]),
 ]
 STUBS: dict[str, Any] = {
     "ArenaService": arena_pb2_grpc.ArenaServiceStub,
     "LadderService": ladder_pb2_grpc.LadderServiceStub,
     "BotService": bot_pb2_grpc.BotServiceStub,
+    "EventService": event_pb2_grpc.EventServiceStub,
 }
 
 CELLS = [(r, caller) for r in ROWS for caller in CALLERS]
@@ -211,6 +235,7 @@ def _setup(redis_url: str) -> tuple[dict[str, str], dict[str, str]]:
     refusals = [Refusal(ply=p, seat=p, action="nonsense", code="syntax", reason=f"seat {p}: not a move").to_line()
                 for p in (0, 1)]  # fmt: skip
     r.set(keys.transcript(finished), "\n".join(refusals) + "\n")
+    EventStore(r).create(Event("cup", "shanghaien", "round-robin", (Entrant("mine", "1"), Entrant("theirs", "1")), 2))
     registry.set_enabled("off", False, "testing")
     r.close()
     tokens = {"none": "", "wrong": "arena_" + "Q" * 43, "bot": mine, "other_owner": them, "own_owner": me,
@@ -233,7 +258,7 @@ def test_the_matrix_covers_every_rpc_of_the_gateways_services() -> None:
     assert {r.rpc for r in ROWS} == served
     assert all(set(r.expect) == set(CALLERS) for r in ROWS)
     assert {d.name for _, d in SERVICES} <= set(STUBS) and {h for h, _ in SERVICES} <= set(HOSTS)
-    assert len(CELLS) == len(served) * len(CALLERS) == 20 * 9  # the matrix's size: update it with new rows
+    assert len(CELLS) == len(served) * len(CALLERS) == 25 * 9  # the matrix's size: update it with new rows
     width = max(len(r.rpc) for r in ROWS)
     SHORT: dict[Outcome, str] = {OK: "OK", UNAUTH: "UNAUTH", DENIED: "DENIED"}  # noqa: N806
     print(f"\n{len(ROWS)} RPCs x {len(CALLERS)} callers = {len(CELLS)} cells")

@@ -22,6 +22,7 @@ COMMANDS = (
     ["play", "strong"],
     ["tournament", "strong", "greedy"],
     ["bot", "check", "strong"],
+    ["event", "create", "cup", "--game", "shanghaien", "--bot", "a"],
 )
 EVERY_FIELD = {"first_move_ms": 4000, "move_ms": 900, "bank_ms": 7000, "grace_ms": 300,
                "disconnect_grace_ms": 20_000, "join_timeout_ms": 40_000}  # fmt: skip

@@ -36,9 +36,9 @@ REFERENCE = ("random", "greedy", "strong")
 
 async def run_local(args: argparse.Namespace) -> int:
     from arena.errors import ArenaError
+    from arena.events.service import host_ladder_and_events
     from arena.ladder.report import BOARD_WHOLE, board_table
     from arena.ladder.scheduler import SchedulerConfig
-    from arena.ladder.service import host_ladder
     from arena.local.arena import LocalArena, start_bot
     from arena.local.ladder_runner import LadderRunner, caught_up
     from arena.local.redisproc import shown
@@ -52,7 +52,7 @@ async def run_local(args: argparse.Namespace) -> int:
     say = errors if args.json else console  # with --json, stdout is the JSON's alone
     say.print(f"local arena in {data} ({args.workers} referee workers)", style="bold")
     async with LocalArena(
-        data, workers=args.workers, log_level="WARNING", gateway_extra=host_ladder, web=args.web
+        data, workers=args.workers, log_level="WARNING", gateway_extra=host_ladder_and_events, web=args.web
     ) as arena:
         redis_at = shown(arena.redis_url)  # no password on the terminal
         say.print(f"  Redis {redis_at} (data {data / 'redis'}), gateway {arena.gateway}, logs {arena.logs}")

@@ -7,6 +7,7 @@
     arena match request|list|watch                # (``arena matches`` is an alias)
     arena transcript show|verify|get|html
     arena ladder show|history|h2h|rebuild|run
+    arena event create|list|show|pause|resume|cancel|export   # competitions (admin)
     arena serve | gateway | worker | web | referee serve   # the services
     arena proxy-config                            # nginx's config for the public Play path (the Play proxy)
 
@@ -40,6 +41,7 @@ from arena.cli import (
     bots,
     check,
     demo,
+    events,
     ladder,
     local,
     matches,
@@ -52,7 +54,7 @@ from arena.cli import (
 )  # fmt: skip
 from arena.cli.common import SERVER_MODULES, CliError, json_stdout, needs_server_extra, refused, report
 
-COMMANDS = (local, demo, play, bots, owners, matches, transcripts, ladder, services, web, tournament)
+COMMANDS = (local, demo, play, bots, owners, matches, transcripts, ladder, events, services, web, tournament)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -55,7 +55,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
 
 def cmd_gateway(args: argparse.Namespace) -> int:
     from arena import metrics
-    from arena.ladder.service import host_ladder
+    from arena.events.service import host_ladder_and_events
     from arena.service.gateway import start_gateway
     from arena.service.queue import QueueCollector
     from referee.logs import configure
@@ -81,8 +81,9 @@ def cmd_gateway(args: argparse.Namespace) -> int:
             Registry(client).set_admin_token(s.admin_token)
             client.close()
         server, _, servicer = await start_gateway(
-            s.redis_url, listen, host_ladder, tls=tls, worker_tls=worker_tls, direct=args.advertise_workers,
-            play_proxy=s.play_proxy, limits=limits, archive=archive, retention_s=retention_s,
+            s.redis_url, listen, host_ladder_and_events, tls=tls, worker_tls=worker_tls,
+            direct=args.advertise_workers, play_proxy=s.play_proxy, limits=limits, archive=archive,
+            retention_s=retention_s,
         )
         await stop.wait()
         await server.stop(2.0)
@@ -137,8 +138,8 @@ def cmd_proxy_config(args: argparse.Namespace) -> int:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     from arena import metrics
+    from arena.events.service import host_ladder_and_events
     from arena.ladder.scheduler import SchedulerConfig
-    from arena.ladder.service import host_ladder
     from arena.local.arena import LocalArena
     from arena.local.ladder_runner import LadderLagCollector, LadderRunner
     from arena.service.queue import QueueCollector
@@ -160,7 +161,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     async def main(stop: asyncio.Event) -> None:
         arena = LocalArena(
             data, workers=args.workers, redis_url=args.redis, gateway_address=listen,
-            admin_token=s.admin_token or None, log_level=s.log_level, gateway_extra=host_ladder,
+            admin_token=s.admin_token or None, log_level=s.log_level, gateway_extra=host_ladder_and_events,
             tls=tls, tls_ca=Path(s.tls_ca) if s.tls_ca else None, tls_server_name=s.tls_server_name,
             limits=limits, metrics_port=metrics_port, archive=archive, retention_s=retention_s,
             supervise=True, say=console.print, web=args.web,

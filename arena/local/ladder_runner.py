@@ -1,6 +1,7 @@
 """``arena ladder run``: the ladder process. It applies every stored result to the Elo ladders (the
 ``ladder`` consumer group on ``arena:results``: exactly once, in stream order, restart-safe) and keeps
-the queue fed with rated matches between online, enabled bots (``arena.ladder.scheduler``), and it serves
+the queue fed with rated matches between online, enabled bots (``arena.ladder.scheduler``), after the
+events' share of it (``arena.events.scheduler``), and it serves
 ``LadderService`` with gRPC health on ``--listen``.
 
 Any number of ladder processes may apply results (the ladder is atomic per match); run one scheduler
@@ -32,6 +33,7 @@ from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
 from arena import keys, metrics
+from arena.events.scheduler import EventScheduler
 from arena.ladder.scheduler import BotInfo, Pairing, Scheduler, SchedulerConfig
 from arena.ladder.store import Ladder
 from arena.metrics import LADDER_LAG, LADDER_UNAPPLIED, scrape_failed
@@ -129,6 +131,7 @@ class LadderRunner:
             rng=random.Random(seed),
             store=self.r,
         )
+        self.events = EventScheduler(self.r, clock=time.time)
         self._stop = threading.Event()
         self._online: set[str] = set()
 
@@ -183,9 +186,11 @@ class LadderRunner:
                         self.scheduler.on_reconnect(b)
                 self._online = online
                 metrics.LADDER_PAUSED.set(sum(1 for b in bots if self.scheduler.paused(b.key)))
+                depth = self.queue.depth()[Priority.LADDER.value]
+                depth += self.events.tick(self.config.queue_depth)  # events first, up to their share
                 left = None if self.max_matches is None else self.max_matches - self.scheduled
                 if left is None or left > 0:
-                    self.scheduler.tick(self.queue.depth()[Priority.LADDER.value], bots, limit=left)
+                    self.scheduler.tick(depth, bots, limit=left)
             except TROUBLE as e:
                 metrics.REDIS_ERRORS.labels("ladder-schedule").inc()
                 log.warning("redis unavailable, retrying", error=trouble(e))

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from arena.events.formats import rotated
 from arena.ladder.elo import pair_score, places
 from arena.local.launch import (
     BotHandle,
@@ -145,7 +146,7 @@ def rotation_plan(
         raise ValueError("seed_group must be at least 1")
     plan = []
     for k in range(games_count):
-        order = tuple((k + i) % players for i in range(players)) if rotate else tuple(range(players))
+        order = rotated(range(players), k) if rotate else tuple(range(players))
         plan.append(MatchPlan(f"{seed}-{k:04d}", order, f"{seed}:{k // seed_group}"))
     return plan
 

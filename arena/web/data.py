@@ -21,6 +21,8 @@ from pathlib import Path
 from typing import Any, Final, TypeVar
 
 from arena import keys
+from arena.events.model import UnknownEventError
+from arena.events.store import EventStore
 from arena.ladder.elo import BotKey, Row
 from arena.ladder.store import Ladder, member
 from arena.ladder.values import HistoryPoint, Standing
@@ -205,6 +207,24 @@ class WebData:
         self._bot_figures: tuple[float, tuple[int, int]] | None = None  # (when counted, figures)
         self._counting = threading.Lock()  # held by the one thread recounting them
         self._latest = ReadScript(self.r, _LATEST)
+        self.events = EventStore(self.r, self.matches)
+
+    def event_list(self) -> list[dict[str, Any]]:
+        """Every event's head (``EventStore.summary``'s ``event``), newest first."""
+        out = []
+        for event_id in self.events.ids():
+            try:
+                out.append(self.events.summary(event_id)["event"])
+            except UnknownEventError:  # removed between the two reads
+                continue
+        return out
+
+    def event_page(self, event_id: str) -> dict[str, Any] | None:
+        """An event's whole picture (``EventStore.summary``: the standings the CLI shows), or None."""
+        try:
+            return self.events.summary(event_id)
+        except UnknownEventError:
+            return None
 
     async def call(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """``fn(*args, **kwargs)`` in a thread; ``DataUnavailableError`` when Redis cannot answer."""

@@ -142,6 +142,25 @@ async def matches(request: web.Request) -> web.Response:
                   paged=before is not None, filters=query, states=list(MatchStatus))  # fmt: skip
 
 
+@routes.get("/events", name="events")
+async def events(request: web.Request) -> web.Response:
+    data = request.app[DATA]
+    return render(request, "events.html", events=await data.call(data.event_list))
+
+
+@routes.get("/events/{event_id}", name="event")
+async def event(request: web.Request) -> web.Response:
+    data = request.app[DATA]
+    found = await data.call(data.event_page, request.match_info["event_id"])
+    if found is None:
+        raise web.HTTPNotFound(text="No event of that name.")
+    rows = found["standings"]["rows"]
+    cross = {(c["player"], c["opponent"]): c for c in found["standings"]["cross_table"]}
+    grid = [[None if a["name"] == b["name"] else cross[a["name"], b["name"]] for b in rows] for a in rows]
+    href = {m["match_id"]: match_href(m["match_id"]) for m in found["matches"] if m["match_id"]}
+    return render(request, "event.html", summary=found, e=found["event"], rows=rows, grid=grid, href=href)
+
+
 @routes.get("/queue", name="queue")
 async def queue(request: web.Request) -> web.Response:
     data = request.app[DATA]
