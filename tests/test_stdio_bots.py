@@ -85,6 +85,7 @@ def test_starter_plays_complete_matches(
         seats.append(seat)
         mine = [e for e in parsed if isinstance(e, transcript.Ply) and e.actor == seat]
         assert mine and not [e for e in mine if e.fallback]  # every move its own
+        assert all(e.note and e.note.startswith("random ") for e in mine), mine[:3]  # each reply's note, recorded
         assert not [e for e in parsed if isinstance(e, transcript.Refusal | transcript.Strike | transcript.Forfeit)]
         assert transcript.verify(path) is None
     players = len(doc["players"])
