@@ -86,3 +86,10 @@ def test_ladder_records_count_as_the_ladder_counts_them() -> None:
     out = fit.fit_records([results.record(r) for r in stored])
     assert out[("y", "1")].rating > out[("x", "1")].rating
     assert out[("x", "1")].games == out[("y", "1")].games == 1
+
+
+def test_a_warm_start_finds_the_same_maximum() -> None:
+    data = games("a", "b", 30, 5, 10) + games("b", "c", 12, 0, 20) + [[("a", 1), ("b", 2), ("c", 3), ("d", 4)]] * 5
+    cold = fit.fit(data)
+    warm = fit.fit(data, start={"a": 2400.0, "b": 600.0, "c": 1500.0})
+    assert all(math.isclose(cold[p].rating, warm[p].rating, abs_tol=1e-3) for p in cold)
