@@ -119,7 +119,9 @@ def test_rebuild_equals_the_incremental_updates(redis_url: str) -> None:
     assert [ladder.rebuild(g) for g in GAMES] == [len(before[g]["applied"]) for g in GAMES]
     after = {g: ladder.snapshot(g) for g in GAMES}
     assert after == before  # rows, board, latest versions, head to head, every history point, applied set
-    assert {g: ladder.fitted(g) for g in GAMES} == fits  # the rebuild's fit, to the last bit
+    assert all(ladder.fitted(g) == {} for g in GAMES)  # a rebuild drops the fit of the results it replaced
+    assert [ladder.refit(g) for g in GAMES] == [len(before[g]["applied"]) for g in GAMES]
+    assert {g: ladder.fitted(g) for g in GAMES} == fits  # the rebuilt ladder's fit, to the last bit
     assert ladder.sync() == 0  # nothing is applied again after a rebuild
 
 

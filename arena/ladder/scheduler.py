@@ -13,11 +13,16 @@ Policy, each ``tick``:
    longest, then chance. Eligible: enabled, online on the ladder (not a ``--no-ladder`` session), not
    paused, below its ``max_concurrent`` matches counting those it plays now and those this scheduler
    queued that have not started, and below its pace: ``games_per_hour`` ladder matches queued for the
-   bot in the last hour, so that a ladder of few bots does not play them back to back all day.
-3. Opponents are drawn at random among eligible bots whose rating is within a window of its own:
-   ``window`` points, doubled while a coin (``widen_p``) says so, up to ``max_window`` - mostly close
-   games, now and then a wider one so that separated groups of bots stay connected. Too few inside
-   the window: the nearest ones. Other versions of the same bot are not opponents.
+   bot in the last hour, so that a ladder of few bots does not play them back to back all day. Its game:
+   the one where its rating is least certain first (``Policy.INFORMATIVE``), else by chance.
+3. Opponents (``Policy.INFORMATIVE``, the default): drawn with chances in proportion to ``information``
+   (how much one game shrinks the variance of the two ratings' difference) to the power ``sharpness``,
+   or with chance ``explore`` uniformly; a provisional seed meets established bots when enough are
+   eligible, so that a new version is placed against ratings that mean something. Measured with
+   ``benchmarks/ladder_convergence.py`` (docs/ladder.md). ``Policy.WINDOW``, the earlier one: drawn at
+   random among eligible bots whose rating is within a window of its own: ``window`` points, doubled
+   while a coin (``widen_p``) says so, up to ``max_window``; too few inside the window: the nearest
+   ones. Other versions of the same bot are never opponents.
 4. Seats: the seating (of all permutations, at most 24) that puts participants where they have sat
    least often in this game (least sum of squared counts; ties by chance), so nobody keeps the first
    seat and every bot's seats even out over time. The counts live in memory: a restart starts them

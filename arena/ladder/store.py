@@ -684,7 +684,6 @@ class Ladder:
             counted = sum(table.apply_records(chunk) for chunk in self._stored_chunks(game_id))
             self._replace(game_id, table)
             del table  # freed by reference counting, before the collector is back
-            self.refit(game_id)
             return counted
         finally:
             if collect:
@@ -707,7 +706,7 @@ class Ladder:
             doomed += [keys.ladder_versions(game_id, n) for n in old_names]
             doomed += [keys.ladder_opponents(game_id, n) for n in old_names]
             doomed += [keys.ladder_rows(game_id), keys.ladder_board(game_id), keys.ladder_latest(game_id)]
-            doomed += [keys.ladder_h2h(game_id), keys.ladder_applied(game_id)]
+            doomed += [keys.ladder_h2h(game_id), keys.ladder_applied(game_id), keys.ladder_fit(game_id)]
             for i in range(0, len(doomed), _CHUNK):
                 w.add(len(doomed[i : i + _CHUNK]), "UNLINK", *doomed[i : i + _CHUNK])  # freed in the background
             items = list(rows.items())
@@ -806,8 +805,9 @@ class Ladder:
         """Fit every result applied to the game's ladder (``arena.ladder.fit``) and store the fit
         (``keys.ladder_fit``) in place of the last one; returns how many results it fitted. The fit does not
         depend on the order of the results, so a live ladder and a rebuild that applied the same results
-        store the same numbers. Reads the game's whole stream: ``arena ladder run`` calls it now and then
-        (``LadderRunner.fit_every_s``), ``rebuild`` at its end."""
+        store the same numbers. Reads the game's whole stream, so it is not part of ``rebuild`` (which drops
+        the old fit; ``arena ladder rebuild`` calls this after it): ``arena ladder run`` calls it at start
+        and now and then (``LadderRunner.fit_every_s``)."""
         applied = {keys.text(m) for m in self.r.smembers(keys.ladder_applied(game_id))}
         records = []
         for rec in self.stored_records(game_id):
