@@ -315,3 +315,35 @@ def test_a_seeded_ladder_runner_derives_each_match_seed_and_its_pairings_from_th
     draws = [LadderRunner(redis_url, seed="S").scheduler.rng.random() for _ in range(2)]
     assert draws[0] == draws[1]
     r.close()
+
+
+def test_the_ladder_process_keeps_the_fit_beside_the_running_elo(redis_url: str) -> None:
+    """``arena ladder run``'s consumer makes the whole-history fit when it starts and again after new results
+    (at most every ``fit_every_s``): readers see a fit of every applied result, equal to a recomputation."""
+    import time
+
+    from arena.local.ladder_runner import LadderRunner
+    from arena.results import counts
+
+    r = client(redis_url)
+    results = batch(60, seed=11)
+    for res in results[:30]:
+        store(r, res)
+    runner = LadderRunner(redis_url, schedule=False, tick_s=0.05, fit_every_s=0.0)
+    ladder = Ladder(r)
+    threads = runner.start()
+    try:
+        for part, upto in ((results[:30], 30), (results[30:], 60)):
+            if upto == 60:
+                for res in part:
+                    store(r, res)
+            counted = {g: [rec for x in results[:upto] if counts(rec := record(x)) and rec[0] == g] for g in GAMES}
+            deadline = time.monotonic() + 60
+            while not all(r.hget(keys.ladder_fit(g), "results") == str(len(counted[g])).encode() for g in GAMES):
+                assert time.monotonic() < deadline, "no fit of every applied result"
+                time.sleep(0.05)
+            for g in GAMES:
+                assert ladder.fitted(g) == fit.fit_records(counted[g]) and ladder.fitted(g)
+    finally:
+        runner.stop(threads)
+        r.close()
