@@ -173,6 +173,7 @@ class Scheduler:
         self._refilled = self.clock()
         self._queued_at: dict[str, deque[float]] = {}  # bot name -> when its ladder matches were queued
         self._tick_rows: dict[str, Mapping[BotKey, elo.Row]] | None = None
+        self._tick_latest: dict[str, Mapping[str, elo.Row]] | None = None
         if self.store is not None:
             for k, v in self.store.hgetall(keys.ladder_pauses()).items():
                 d = json.loads(v)
@@ -190,7 +191,7 @@ class Scheduler:
         self._refilled = now
         out: list[Pairing] = []
         bots = list(self.source.bots() if bots is None else bots)
-        self._tick_rows = {}  # the ladder's rows are read once a tick (results move them, not our pairings)
+        self._tick_rows, self._tick_latest = {}, {}  # read once a tick (results move them, not our pairings)
         try:
             while queue_depth + len(out) < self.config.queue_depth and self._tokens >= 1.0:
                 if limit is not None and len(out) >= limit:
@@ -202,7 +203,7 @@ class Scheduler:
                 self._tokens -= 1.0
                 out.append(pairing)
         finally:
-            self._tick_rows = None
+            self._tick_rows = self._tick_latest = None
         return out
 
     def next_match(self, bots: Sequence[BotInfo]) -> Pairing | None:
@@ -244,12 +245,21 @@ class Scheduler:
     def _row(self, game_id: str, bot: BotInfo) -> elo.Row:
         """The bot version's row, or the one it would start with: its name's most recently played version's
         rating (a new version starts there, ``elo.new_row``), provisional."""
-        rows = self._rows(game_id)
-        row = rows.get(bot.key)
-        if row is not None:
-            return row
-        previous = [r for r in rows.values() if r.name == bot.name]
-        return elo.new_row(bot.name, bot.version, max(previous, key=lambda r: r.last_played) if previous else None)
+        row = self._rows(game_id).get(bot.key)
+        return row if row is not None else elo.new_row(bot.name, bot.version, self._latest(game_id).get(bot.name))
+
+    def _latest(self, game_id: str) -> Mapping[str, elo.Row]:
+        """Each bot name's most recently played row (once a tick: new versions look their names up here)."""
+        cached = None if self._tick_latest is None else self._tick_latest.get(game_id)
+        if cached is not None:
+            return cached
+        latest: dict[str, elo.Row] = {}
+        for r in self._rows(game_id).values():
+            if r.name not in latest or r.last_played > latest[r.name].last_played:
+                latest[r.name] = r
+        if self._tick_latest is not None:
+            self._tick_latest[game_id] = latest
+        return latest
 
     def _opponents(self, game_id: str, bot: BotInfo, others: list[BotInfo], need: int) -> list[BotInfo]:
         if self.config.policy == Policy.INFORMATIVE:
@@ -268,10 +278,10 @@ class Scheduler:
 
     def _informative(self, game_id: str, bot: BotInfo, others: list[BotInfo], need: int) -> list[BotInfo]:
         """Opponents whose results with the seed teach the ladder most (``information``), drawn with chances in
-        proportion to its power ``sharpness`` (4: mostly the most informative few, now and then another); a
-        provisional seed meets established bots (out of their provisional games) when
-        enough are eligible, so that its rating is placed against ratings that mean something. With chance
-        ``explore`` the opponents are drawn uniformly instead."""
+        proportion to its power ``sharpness`` (2: mostly the most informative few, now and then another); a
+        provisional seed meets established bots (out of their provisional games) when enough are eligible,
+        so that its rating is placed against ratings that mean something. With chance ``explore`` the
+        opponents are drawn uniformly instead."""
         rows = {b.key: self._row(game_id, b) for b in (bot, *others)}
         pool = others
         if rows[bot.key].provisional:
