@@ -2,13 +2,15 @@
 rating code (``arena.ladder.elo.Table``, what the live ladder applies; ``arena.ladder.fit``, the whole-history
 fit) against simulated populations of known strength.
 
-A run, per game id and seed: ``--bots`` bot versions with true strengths drawn from N(1500, 400); 8 workers
-play queued matches, outcomes drawn from the Elo model for two players and from Plackett-Luce for three and
-four (a seat's weight ``10^(strength / 400)``: the first place drawn in proportion to the weights, then the
-next among the rest; any pair's marginal is Elo's); bots go offline (2% a round each, back with 20% a round:
-about a tenth offline); from two thirds of the run on, a random bot uploads a new version now and then (true
-strength its last one's plus N(+50, 150)), which replaces its old one on the ladder as in the arena. Pace
-limits are off (a season measures ranking, not time).
+A run, per game id and seed: ``--bots`` bot versions with true strengths drawn from N(1500, 400); workers
+(``bots / (3 * players)``: a third of the bots play at a time; with every bot busy, as 8 workers made it at
+24 bots and 3-4 players, the next match is whoever just finished, whatever the policy) play queued
+matches, outcomes drawn from the Elo model for two players and from Plackett-Luce for three and four (a
+seat's weight ``10^(strength / 400)``: the first place drawn in proportion to the weights, then the next
+among the rest; any pair's marginal is Elo's); bots go offline (2% a round each, back with 20% a round:
+about a tenth offline); from two thirds of the run on, a random bot uploads a new version now and then
+(true strength its last one's plus N(+50, 150)), which replaces its old one on the ladder as in the
+arena. Pace limits are off (a season measures ranking, not time).
 
 Why a spread of 400: Kendall tau 0.9 needs the estimates' error well under the spread (for Gaussian errors
 tau = (2/pi) asin(spread / sqrt(spread^2 + error^2)), so error <= 0.16 spread); a running Elo at K=24 never
@@ -67,7 +69,7 @@ from arena.ladder.scheduler import BotInfo, Pairing, Policy, Scheduler, Schedule
 TAU = 0.9
 WITHIN = 50.0
 STAYS = 0  # more games the new version's error must stay within WITHIN (0: the first time it is)
-WORKERS = 8
+BUSY = 3  # workers = bots / (BUSY * players): a third of the bots play at a time, the others can be chosen
 SPREAD = 400.0  # SD of the true strengths (see the module doc)
 WATCH = 40  # a new version's first games watched: one not within WITHIN by then counts as never (cap)
 CHECK_EVERY = 10  # games per bot between fit checkpoints
@@ -216,11 +218,12 @@ def first_within(errors: Sequence[float]) -> int | None:
 
 
 def run(game_id: str, players: int, policy: str, seed: int, bots: int, games_per_bot: int) -> Outcome:
-    rng = random.Random(seed)  # the population and outcomes: the same for every policy
+    rng = random.Random(seed)  # the population: the same for every policy
     sim = Sim(game_id, players, random.Random(seed * 7919 + 1))
     for i in range(bots):
         sim.add(f"b{i:03d}", rng.gauss(1500, SPREAD))
-    cfg = POLICIES[policy](SchedulerConfig(games=(game_id,), queue_depth=WORKERS, max_rate=1e9, burst=10**9,
+    workers = max(1, bots // (BUSY * players))  # with every bot busy the next match is whoever is free
+    cfg = POLICIES[policy](SchedulerConfig(games=(game_id,), queue_depth=workers, max_rate=1e9, burst=10**9,
                                            games_per_hour=0))  # fmt: skip
     cls = CLASSES.get(policy, Scheduler)
     sched = cls(sim, sim.rows, sim.queued.append, cfg, rng=random.Random(seed + 17), clock=lambda: sim.now)
@@ -243,7 +246,7 @@ def run(game_id: str, players: int, policy: str, seed: int, bots: int, games_per
             name = events.choice(sorted(sim.current))
             new.append(sim.add(name, sim.current[name].strength + events.gauss(50, 150)))
         sched.tick(len(sim.queued))
-        while sim.queued and len(sim.running) < WORKERS:
+        while sim.queued and len(sim.running) < workers:
             p = sim.queued.pop(0)
             sim.running.append(p)
             sched.on_started(p.match_id)
