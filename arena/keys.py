@@ -203,6 +203,13 @@ def ladder_opponents(game_id: str, name: str) -> str:
     return f"{PREFIX}ladder:{game_id}:opponents:{name}"
 
 
+def ladder_fit(game_id: str) -> str:
+    """Hash: the whole-history fit (``arena.ladder.fit``) of the results applied when it was made: one field per
+    bot version (JSON ``[name, version]``) -> JSON ``[rating, sd, games]``; field ``results``: how many results
+    it fitted, ``fitted_at``: when (Unix seconds)."""
+    return f"{PREFIX}ladder:{game_id}:fit"
+
+
 def ladder_applied(game_id: str) -> str:
     """Set: match ids applied to this game's ladder (exactly once)."""
     return f"{PREFIX}ladder:{game_id}:applied"

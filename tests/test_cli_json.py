@@ -43,7 +43,7 @@ MATCH_FIELDS = {f.name for f in arena_pb2.MatchRecord.DESCRIPTOR.fields}
 RESULT_FIELDS = {f.name for f in match_pb2.MatchResult.DESCRIPTOR.fields}
 SEAT_FIELDS = {f.name for f in match_pb2.SeatResult.DESCRIPTOR.fields}
 LADDER_ROW = {"rank", "owner", "name", "version", "rating", "games", "wins", "draws", "losses", "last_played", "info",
-              "error", "provisional"}  # fmt: skip
+              "error", "provisional", "fit"}  # fmt: skip
 
 
 def _no_constant(name: str) -> Any:
@@ -331,6 +331,8 @@ def test_every_arena_command_json(redis_url: str, tmp_path: Path) -> None:
             board = await _cli("ladder", "show", "--game", "shanghaien", *g, "--json")
             assert board["game_id"] == "shanghaien" and [r["rank"] for r in board["rows"]] == [1, 2]
             assert all(set(r) == LADDER_ROW and r["provisional"] is True for r in board["rows"])
+            assert all(set(r["fit"]) == {"rating", "error", "sd", "games"} and r["fit"]["games"] == 1
+                       for r in board["rows"])  # the rebuild made the whole-history fit  # fmt: skip
             history = await _cli("ladder", "history", "alpha", "--game", "shanghaien", *g, "--json")
             assert [set(h) for h in history] == [{"game_id", "bot_name", "bot_version", "points"}]
             assert [p["match_id"] for p in history[0]["points"]] == [m["match_id"]]

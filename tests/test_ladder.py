@@ -14,6 +14,7 @@ import pytest
 import redis
 
 from arena import keys
+from arena.ladder import fit
 from arena.ladder.elo import Table
 from arena.ladder.store import Ladder
 from arena.results import record
@@ -111,9 +112,16 @@ def test_rebuild_equals_the_incremental_updates(redis_url: str) -> None:
     assert ladder.sync() > 0
     before = {g: ladder.snapshot(g) for g in GAMES}
     assert before["shanghaien"]["latest"]["bot1"] == "2"
+    assert [ladder.refit(g) for g in GAMES] == [len(before[g]["applied"]) for g in GAMES]
+    fits = {g: ladder.fitted(g) for g in GAMES}
+    for g in GAMES:  # the live ladder's fit is the fit of its results, recomputed here
+        assert fits[g] == fit.fit_records([record(r) for r in results if r["game_id"] == g]) and fits[g]
     assert [ladder.rebuild(g) for g in GAMES] == [len(before[g]["applied"]) for g in GAMES]
     after = {g: ladder.snapshot(g) for g in GAMES}
     assert after == before  # rows, board, latest versions, head to head, every history point, applied set
+    assert all(ladder.fitted(g) == {} for g in GAMES)  # a rebuild drops the fit of the results it replaced
+    assert [ladder.refit(g) for g in GAMES] == [len(before[g]["applied"]) for g in GAMES]
+    assert {g: ladder.fitted(g) for g in GAMES} == fits  # the rebuilt ladder's fit, to the last bit
     assert ladder.sync() == 0  # nothing is applied again after a rebuild
 
 
@@ -173,12 +181,15 @@ def test_cli_show_history_h2h_read_the_gateway_and_rebuild_works_on_redis(
         store(r, res)
     ladder = Ladder(r)
     ladder.sync()
+    ladder.refit("shanghaien")
     monkeypatch.setenv("ARENA_REDIS_URL", "redis://127.0.0.1:1/0")
     monkeypatch.setattr("arena.ladder.client.PAGE", 3)  # the leaderboard comes in pages
 
     def rows(game_id: str) -> list[dict[str, Any]]:
         return [{"rank": s.rank, "owner": s.owner, **s.row.to_dict(), "error": s.row.error,
-                 "provisional": s.row.provisional} for s in ladder.leaderboard(game_id)]  # fmt: skip
+                 "provisional": s.row.provisional,
+                 "fit": s.fit and {"rating": s.fit.rating, "error": s.fit.error, "sd": s.fit.sd, "games": s.fit.games}}
+                for s in ladder.leaderboard(game_id)]  # fmt: skip
 
     async def run() -> None:
         configure(json=True, level="INFO")  # the gateway's log to stderr, whenever it comes: stdout is the CLI's
@@ -193,10 +204,13 @@ def test_cli_show_history_h2h_read_the_gateway_and_rebuild_works_on_redis(
         try:
             shown = json.loads(await cli("ladder", "show", "--game", "shanghaien", "--json"))
             assert shown == {"game_id": "shanghaien", "rows": rows("shanghaien")} and len(shown["rows"]) > 3
+            assert all(row["fit"]["games"] > 0 for row in shown["rows"])  # the fit beside the running Elo
             limited = json.loads(await cli("ladder", "show", "--game", "shanghaien", "--json", "--limit", "4"))
             assert limited["rows"] == shown["rows"][:4]
             text = await cli("ladder", "show", "--game", "shanghaien")
             assert "±" in text and shown["rows"][0]["name"] in text
+            fitted = shown["rows"][0]["fit"]
+            assert f"{fitted['rating']:.0f} ± {fitted['error']:.0f}" in text
             chart = tmp_path / "h.png"
             out = await cli(
                 "ladder", "history", "bot1", "--game", "shanghaien", "--compare", "bot2", "--plot", str(chart)
@@ -235,10 +249,12 @@ def test_ladder_rows_cross_the_wire_exactly(redis_url: str) -> None:
         store(r, res)
     ladder = Ladder(r)
     ladder.sync()
+    ladder.refit("shanghaien")  # the others have no fit yet
     standings = [s for g in GAMES for s in ladder.leaderboard(g)]
     assert any(s.row.provisional for s in standings) and any(not s.row.provisional for s in standings)
+    assert any(s.fit is None for s in standings) and any(s.fit is not None for s in standings)
     for s in standings:
-        wire = row_to_proto(s.rank, s.row)
+        wire = row_to_proto(s.rank, s.row, s.owner, s.fit)
         assert row_from_proto(wire) == s.row and standing_from_proto(wire) == s
         assert row_from_proto(wire).error == wire.error
 
@@ -299,3 +315,35 @@ def test_a_seeded_ladder_runner_derives_each_match_seed_and_its_pairings_from_th
     draws = [LadderRunner(redis_url, seed="S").scheduler.rng.random() for _ in range(2)]
     assert draws[0] == draws[1]
     r.close()
+
+
+def test_the_ladder_process_keeps_the_fit_beside_the_running_elo(redis_url: str) -> None:
+    """``arena ladder run``'s consumer makes the whole-history fit when it starts and again after new results
+    (at most every ``fit_every_s``): readers see a fit of every applied result, equal to a recomputation."""
+    import time
+
+    from arena.local.ladder_runner import LadderRunner
+    from arena.results import counts
+
+    r = client(redis_url)
+    results = batch(60, seed=11)
+    for res in results[:30]:
+        store(r, res)
+    runner = LadderRunner(redis_url, schedule=False, tick_s=0.05, fit_every_s=0.0)
+    ladder = Ladder(r)
+    threads = runner.start()
+    try:
+        for part, upto in ((results[:30], 30), (results[30:], 60)):
+            if upto == 60:
+                for res in part:
+                    store(r, res)
+            counted = {g: [rec for x in results[:upto] if counts(rec := record(x)) and rec[0] == g] for g in GAMES}
+            deadline = time.monotonic() + 60
+            while not all(r.hget(keys.ladder_fit(g), "results") == str(len(counted[g])).encode() for g in GAMES):
+                assert time.monotonic() < deadline, "no fit of every applied result"
+                time.sleep(0.05)
+            for g in GAMES:
+                assert ladder.fitted(g) == fit.fit_records(counted[g]) and ladder.fitted(g)
+    finally:
+        runner.stop(threads)
+        r.close()

@@ -12,7 +12,7 @@ import pytest
 import redis
 
 from arena.ladder import elo
-from arena.ladder.elo import BotKey, Table
+from arena.ladder.elo import BotKey, Row, Table
 from arena.ladder.scheduler import BotInfo, Pairing, Scheduler, SchedulerConfig
 
 
@@ -39,12 +39,12 @@ class World:
                         max_concurrent=self.max_concurrent, last_played=self.last.get(n, 0.0),
                         games_played=self.played[n]) for n in self.strength]  # fmt: skip
 
-    def ratings(self, game_id: str) -> dict[BotKey, float]:
-        return {k: r.rating for k, r in self.table.rows.get(game_id, {}).items()}
+    def ratings(self, game_id: str) -> dict[BotKey, elo.Row]:
+        return self.table.rows.get(game_id, {})
 
     def enqueue(self, spec: Pairing) -> None:
         ratings = self.ratings(spec.game_id)
-        r = [ratings.get((name, "1"), elo.INITIAL_RATING) for name in spec.bot_names]
+        r = [ratings[(name, "1")].rating if (name, "1") in ratings else elo.INITIAL_RATING for name in spec.bot_names]
         self.gaps.append(max(r) - min(r))
         self.seat0[spec.bot_names[0]] += 1
         self.queued.append(spec)
@@ -284,3 +284,34 @@ def test_a_restarted_scheduler_keeps_the_pace(redis_url: str) -> None:
     assert len(Scheduler(Source(), lambda g: {}, enqueue, cfg, store=client).tick(0)) == 5
     assert Scheduler(Source(), lambda g: {}, enqueue, cfg, store=client).tick(0) == []
     client.close()
+
+
+def test_a_new_version_meets_established_bots_first() -> None:
+    """A version with no games (``new``'s second version) is seeded first, and while it is provisional its
+    opponents are bots out of their provisional games, never the other newcomer, even though two provisional
+    bots would be the least certain pair."""
+    established = {f"old{i}": Row(f"old{i}", "1", rating=1300.0 + 50 * i, games=40, info=9.0) for i in range(8)}
+    rows: dict[BotKey, Row] = {r.key: r for r in established.values()}
+    rows[("fresh", "1")] = Row("fresh", "1", rating=1500.0, games=3, info=0.7)  # another newcomer
+    rows[("new", "1")] = Row("new", "1", rating=1480.0, games=60, info=12.0)  # its previous version
+    bots = [BotInfo(n, "1", ("shanghaien",), max_concurrent=100, games_played=40) for n in established]
+    bots += [BotInfo("fresh", "1", ("shanghaien",), max_concurrent=100, games_played=3),
+             BotInfo("new", "2", ("shanghaien",), max_concurrent=100, games_played=0)]  # fmt: skip
+    cfg = SchedulerConfig(games=("shanghaien",), queue_depth=10**6, max_rate=1e9, burst=10**9, games_per_hour=0)
+    for seed in range(40):
+        s = Scheduler(lambda: bots, lambda g: rows, lambda p: None, cfg, rng=random.Random(seed))  # type: ignore[arg-type]
+        first = s.next_match(bots)
+        assert first is not None and "new" in first.bot_names, "the newcomer with no games is seeded first"
+        opponent = next(n for n in first.bot_names if n != "new")
+        assert opponent in established, (seed, first.bot_names)
+
+
+def test_nobody_starves_under_the_informative_policy() -> None:
+    """Bots far from everyone else (the weakest and the strongest) get as many games as the crowd in the
+    middle: the first player is the one with fewest games, whatever the information its matches carry."""
+    strength = {f"mid{i}": 1500.0 + 5 * i for i in range(10)} | {"low": 500.0, "high": 2600.0}
+    world = World(strength)
+    season(world, 1_200)
+    games = [world.played[n] for n in strength]
+    mean = sum(games) / len(games)
+    assert all(abs(g - mean) <= 0.10 * mean for g in games), games

@@ -492,9 +492,12 @@ def json_value(value: Any) -> Any:
 
 def standing_json(s: Any) -> dict[str, Any]:
     """A ladder ``Standing`` (``arena ladder show``, ``arena local``): its rank, the bot's owner, the row's
-    fields, the 95% error bar and whether the rating is still provisional."""
+    fields, the 95% error bar, whether the rating is still provisional and the whole-history fit (null
+    before the ladder has one of the version)."""
+    fitted = None if s.fit is None else {"rating": s.fit.rating, "error": s.fit.error, "sd": s.fit.sd,
+                                         "games": s.fit.games}  # fmt: skip
     return {"rank": s.rank, "owner": s.owner, **s.row.to_dict(), "error": s.row.error,
-            "provisional": s.row.provisional}  # fmt: skip
+            "provisional": s.row.provisional, "fit": fitted}  # fmt: skip
 
 
 def json_text(value: Any) -> str:

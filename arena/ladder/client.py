@@ -14,6 +14,7 @@ import grpc
 
 from arena.errors import ArenaError
 from arena.ladder.elo import BotKey, Row
+from arena.ladder.fit import Fitted
 from arena.ladder.values import HeadToHead, HistoryPoint, Standing
 from referee import games
 from referee.wire import ladder_pb2, ladder_pb2_grpc
@@ -33,7 +34,8 @@ def row_from_proto(r: ladder_pb2.LadderRow) -> Row:
 
 
 def standing_from_proto(r: ladder_pb2.LadderRow) -> Standing:
-    return Standing(r.rank, row_from_proto(r), r.owner)
+    fitted = Fitted(r.fit_rating, r.fit_sd, r.fit_games) if r.fit_games else None
+    return Standing(r.rank, row_from_proto(r), r.owner, fitted)
 
 
 def history_from_proto(reply: ladder_pb2.GetRatingHistoryResponse) -> dict[BotKey, list[HistoryPoint]]:

@@ -47,15 +47,18 @@ BOARD_WHOLE: tuple[str, ...] = ("bot", "owner", "version", "last played (UTC)")
 
 def board_table(game_id: str, standings: Sequence[Standing]) -> Table:
     """A game's leaderboard (``Ladder.leaderboard``) as a table."""
-    table = Table(title=f"{game_id} ladder", caption="? provisional (fewer than 15 games); ± is a 95% interval")
+    table = Table(title=f"{game_id} ladder", caption="? provisional (fewer than 15 games); ± is a 95% interval; "
+                  "fit: the whole-history fit of every result (- until the ladder makes one)")  # fmt: skip
     for col, justify in [("#", "right"), ("bot", "left"), ("owner", "left"), ("version", "left"), ("rating", "right"),
-                         ("games", "right"), ("W/D/L", "right"), ("last played (UTC)", "left")]:  # fmt: skip
+                         ("fit", "right"), ("games", "right"), ("W/D/L", "right"),
+                         ("last played (UTC)", "left")]:  # fmt: skip
         table.add_column(col, justify=justify)  # type: ignore[arg-type]
     for s in standings:
         r = s.row
         mark = "?" if r.provisional else ""
+        fitted = "-" if s.fit is None else f"{s.fit.rating:.0f} ± {s.fit.error:.0f}"
         table.add_row(str(s.rank), r.name, s.owner or "-", r.version, f"{r.rating:.0f}{mark} ± {r.error:.0f}",
-                      str(r.games), f"{r.wins}/{r.draws}/{r.losses}", utc_time(r.last_played),
+                      fitted, str(r.games), f"{r.wins}/{r.draws}/{r.losses}", utc_time(r.last_played),
                       style="dim" if r.provisional else None)  # fmt: skip
     return table
 

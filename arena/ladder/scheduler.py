@@ -2,7 +2,7 @@
 keep forfeiting until they pass a validation game.
 
 The scheduler owns no transport. It reads bots through ``BotSource`` (the registry and presence),
-ratings through a callable (``Ladder.ratings``) and hands each match it wants played, a ``Pairing``, to an
+the ladder's rows through a callable (``Ladder.rows``) and hands each match it wants played, a ``Pairing``, to an
 ``Enqueue`` callback; in the arena, ``LadderRunner`` queues it at ladder priority (``MatchStore.request``).
 
 Policy, each ``tick``:
@@ -13,11 +13,16 @@ Policy, each ``tick``:
    longest, then chance. Eligible: enabled, online on the ladder (not a ``--no-ladder`` session), not
    paused, below its ``max_concurrent`` matches counting those it plays now and those this scheduler
    queued that have not started, and below its pace: ``games_per_hour`` ladder matches queued for the
-   bot in the last hour, so that a ladder of few bots does not play them back to back all day.
-3. Opponents are drawn at random among eligible bots whose rating is within a window of its own:
-   ``window`` points, doubled while a coin (``widen_p``) says so, up to ``max_window`` - mostly close
-   games, now and then a wider one so that separated groups of bots stay connected. Too few inside
-   the window: the nearest ones. Other versions of the same bot are not opponents.
+   bot in the last hour, so that a ladder of few bots does not play them back to back all day. Its game:
+   the one where its rating is least certain first (``Policy.INFORMATIVE``), else by chance.
+3. Opponents (``Policy.INFORMATIVE``, the default): drawn with chances in proportion to ``information``
+   (how much one game shrinks the variance of the two ratings' difference) to the power ``sharpness``,
+   or with chance ``explore`` uniformly; a provisional seed meets established bots when enough are
+   eligible, so that a new version is placed against ratings that mean something. Measured with
+   ``benchmarks/ladder_convergence.py`` (docs/ladder.md). ``Policy.WINDOW``, the earlier one: drawn at
+   random among eligible bots whose rating is within a window of its own: ``window`` points, doubled
+   while a coin (``widen_p``) says so, up to ``max_window``; too few inside the window: the nearest
+   ones. Other versions of the same bot are never opponents.
 4. Seats: the seating (of all permutations, at most 24) that puts participants where they have sat
    least often in this game (least sum of squared counts; ties by chance), so nobody keeps the first
    seat and every bot's seats even out over time. The counts live in memory: a restart starts them
@@ -76,8 +81,11 @@ class BotSource(Protocol):
     def bots(self) -> Sequence[BotInfo]: ...
 
 
-Ratings = Callable[[str], Mapping[BotKey, float]]
-"""game id -> rating per bot version (bots missing are rated ``elo.INITIAL_RATING``)."""
+Ratings = Callable[[str], Mapping[BotKey, elo.Row]]
+"""game id -> the ladder's row per bot version (``Ladder.rows``): rating, games and Fisher information. A
+version missing has not played this game: it starts from its name's latest row's rating, or
+``elo.INITIAL_RATING``."""
+
 
 @dataclass(frozen=True, slots=True)
 class Pairing:
@@ -101,6 +109,11 @@ hour, while four bots make at most 120 two-player matches an hour (about 2 MB of
 of thousands."""
 
 
+class Policy(StrEnum):
+    INFORMATIVE = "informative"  # opponents where the result is most uncertain and informative (the default)
+    WINDOW = "window"  # the earlier policy: random opponents in a rating window that now and then widens
+
+
 @dataclass(frozen=True)
 class SchedulerConfig:
     games: tuple[str, ...] = referee.games.GAME_IDS
@@ -113,6 +126,9 @@ class SchedulerConfig:
     forfeit_limit: int = 3  # forfeits in a row that pause a bot
     reference_bot: str = "random"
     games_per_hour: int = DEFAULT_GAMES_PER_HOUR  # ladder matches queued per bot name and hour (0: no limit)
+    policy: Policy = Policy.INFORMATIVE
+    explore: float = 0.1  # informative: chance of opponents drawn uniformly (keeps every part of the ladder met)
+    sharpness: float = 2.0  # informative: opponents drawn with chances in proportion to information ** sharpness
 
 
 class PauseState(StrEnum):
@@ -156,6 +172,8 @@ class Scheduler:
         self._tokens = float(self.config.burst)
         self._refilled = self.clock()
         self._queued_at: dict[str, deque[float]] = {}  # bot name -> when its ladder matches were queued
+        self._tick_rows: dict[str, Mapping[BotKey, elo.Row]] | None = None
+        self._tick_latest: dict[str, Mapping[str, elo.Row]] | None = None
         if self.store is not None:
             for k, v in self.store.hgetall(keys.ladder_pauses()).items():
                 d = json.loads(v)
@@ -164,9 +182,7 @@ class Scheduler:
 
     # ------------------------------------------------------------------------------ scheduling
 
-    def tick(
-        self, queue_depth: int, bots: Sequence[BotInfo] | None = None, limit: int | None = None
-    ) -> list[Pairing]:
+    def tick(self, queue_depth: int, bots: Sequence[BotInfo] | None = None, limit: int | None = None) -> list[Pairing]:
         """Queue ladder matches until ``queue_depth`` (waiting now) reaches the target, the rate allows no
         more or ``limit`` are queued; returns the pairings queued. ``bots``: the source's bots, if the
         caller read them already."""
@@ -175,25 +191,26 @@ class Scheduler:
         self._refilled = now
         out: list[Pairing] = []
         bots = list(self.source.bots() if bots is None else bots)
-        while queue_depth + len(out) < self.config.queue_depth and self._tokens >= 1.0:
-            if limit is not None and len(out) >= limit:
-                break
-            pairing = self.next_match(bots)
-            if pairing is None:
-                break
-            self.enqueue(pairing)
-            self._tokens -= 1.0
-            out.append(pairing)
+        self._tick_rows, self._tick_latest = {}, {}  # read once a tick (results move them, not our pairings)
+        try:
+            while queue_depth + len(out) < self.config.queue_depth and self._tokens >= 1.0:
+                if limit is not None and len(out) >= limit:
+                    break
+                pairing = self.next_match(bots)
+                if pairing is None:
+                    break
+                self.enqueue(pairing)
+                self._tokens -= 1.0
+                out.append(pairing)
+        finally:
+            self._tick_rows = self._tick_latest = None
         return out
 
     def next_match(self, bots: Sequence[BotInfo]) -> Pairing | None:
         """Choose and record the next ladder match (the caller queues it); None if nobody can play."""
         eligible = [b for b in bots if self._eligible(b)]
-        eligible.sort(key=lambda b: (b.games_played + self._scheduled(b.key), b.last_played, self.rng.random()))
-        for bot in eligible:
-            games = [g for g in bot.games if g in self.config.games and g in referee.games.GAMES]
-            self.rng.shuffle(games)
-            for game_id in games:
+        for bot in self._seeds(eligible):
+            for game_id in self._games_of(bot):
                 others = [o for o in eligible if o.name != bot.name and game_id in o.games]
                 need = referee.games.get(game_id).num_players - 1
                 if len(others) < need:
@@ -201,6 +218,102 @@ class Scheduler:
                 opponents = self._opponents(game_id, bot, others, need)
                 return self._record(game_id, [bot, *opponents])
         return None
+
+    def _seeds(self, eligible: list[BotInfo]) -> list[BotInfo]:
+        """The order in which eligible bots are tried as the match's first player: fewest games (played and
+        scheduled) first, so nobody starves and new versions come first; then idle longest; then chance."""
+        return sorted(
+            eligible, key=lambda b: (b.games_played + self._scheduled(b.key), b.last_played, self.rng.random())
+        )
+
+    def _games_of(self, bot: BotInfo) -> list[str]:
+        """The seed's games in the order tried: informative, the one where its rating is least certain first."""
+        games = [g for g in bot.games if g in self.config.games and g in referee.games.GAMES]
+        self.rng.shuffle(games)
+        if self.config.policy == Policy.INFORMATIVE:
+            games.sort(key=lambda g: -self._row(g, bot).sd)
+        return games
+
+    def _rows(self, game_id: str) -> Mapping[BotKey, elo.Row]:
+        if self._tick_rows is None:
+            return self.ratings(game_id)
+        rows = self._tick_rows.get(game_id)
+        if rows is None:
+            rows = self._tick_rows[game_id] = self.ratings(game_id)
+        return rows
+
+    def _row(self, game_id: str, bot: BotInfo) -> elo.Row:
+        """The bot version's row, or the one it would start with: its name's most recently played version's
+        rating (a new version starts there, ``elo.new_row``), provisional."""
+        row = self._rows(game_id).get(bot.key)
+        return row if row is not None else elo.new_row(bot.name, bot.version, self._latest(game_id).get(bot.name))
+
+    def _latest(self, game_id: str) -> Mapping[str, elo.Row]:
+        """Each bot name's most recently played row (once a tick: new versions look their names up here)."""
+        cached = None if self._tick_latest is None else self._tick_latest.get(game_id)
+        if cached is not None:
+            return cached
+        latest: dict[str, elo.Row] = {}
+        for r in self._rows(game_id).values():
+            if r.name not in latest or r.last_played > latest[r.name].last_played:
+                latest[r.name] = r
+        if self._tick_latest is not None:
+            self._tick_latest[game_id] = latest
+        return latest
+
+    def _opponents(self, game_id: str, bot: BotInfo, others: list[BotInfo], need: int) -> list[BotInfo]:
+        if self.config.policy == Policy.INFORMATIVE:
+            return self._informative(game_id, bot, others, need)
+        rows = {b.key: self._row(game_id, b) for b in (bot, *others)}
+        r0 = rows[bot.key].rating
+        window = self.config.window
+        while window < self.config.max_window and self.rng.random() < self.config.widen_p:
+            window *= 2
+        distance = {o.key: abs(rows[o.key].rating - r0) for o in others}
+        inside = [o for o in others if distance[o.key] <= window]
+        if len(inside) < need:
+            inside = sorted(others, key=lambda o: (distance[o.key], self.rng.random()))[:need]
+        chosen = self._distinct(self.rng.sample(inside, len(inside)), need)
+        return chosen if len(chosen) == need else sorted(others, key=lambda o: distance[o.key])[:need]
+
+    def _informative(self, game_id: str, bot: BotInfo, others: list[BotInfo], need: int) -> list[BotInfo]:
+        """Opponents whose results with the seed teach the ladder most (``information``), drawn with chances in
+        proportion to its power ``sharpness`` (2: mostly the most informative few, now and then another); a
+        provisional seed meets established bots (out of their provisional games) when enough are eligible,
+        so that its rating is placed against ratings that mean something. With chance ``explore`` the
+        opponents are drawn uniformly instead."""
+        rows = {b.key: self._row(game_id, b) for b in (bot, *others)}
+        pool = others
+        if rows[bot.key].provisional:
+            established = [o for o in others if not rows[o.key].provisional]
+            if len({o.name for o in established}) >= need:
+                pool = established
+        if self.rng.random() < self.config.explore:
+            drawn = self._distinct(self.rng.sample(pool, len(pool)), need)
+            return drawn if len(drawn) == need else self._distinct(others, need)
+        chosen: list[BotInfo] = []
+        seated = [rows[bot.key]]
+        while len(chosen) < need:
+            names = {bot.name, *(c.name for c in chosen)}
+            candidates = [o for o in pool if o.name not in names] or [o for o in others if o.name not in names]
+            if not candidates:
+                break
+            weights = [sum(information(s, rows[o.key]) for s in seated) ** self.config.sharpness for o in candidates]
+            pick = self.rng.choices(candidates, weights)[0] if sum(weights) > 0 else self.rng.choice(candidates)
+            chosen.append(pick)
+            seated.append(rows[pick.key])
+        return chosen
+
+    @staticmethod
+    def _distinct(candidates: Sequence[BotInfo], need: int) -> list[BotInfo]:
+        """The first ``need`` candidates of different bot names."""
+        chosen: list[BotInfo] = []
+        for o in candidates:
+            if len(chosen) == need:
+                break
+            if all(o.name != c.name for c in chosen):
+                chosen.append(o)
+        return chosen
 
     def _eligible(self, b: BotInfo) -> bool:
         rec = self.records.get(b.key)
@@ -231,24 +344,6 @@ class Scheduler:
     def _load(self, b: BotInfo) -> int:
         """Matches it plays now plus those queued by us that have not started (counted once)."""
         return b.running + sum(b.key in s.bots and not s.started for s in self.outstanding.values())
-
-    def _opponents(self, game_id: str, bot: BotInfo, others: list[BotInfo], need: int) -> list[BotInfo]:
-        ratings = self.ratings(game_id)
-        r0 = ratings.get(bot.key, elo.INITIAL_RATING)
-        window = self.config.window
-        while window < self.config.max_window and self.rng.random() < self.config.widen_p:
-            window *= 2
-        distance = {o.key: abs(ratings.get(o.key, elo.INITIAL_RATING) - r0) for o in others}
-        inside = [o for o in others if distance[o.key] <= window]
-        if len(inside) < need:
-            inside = sorted(others, key=lambda o: (distance[o.key], self.rng.random()))[:need]
-        chosen: list[BotInfo] = []
-        for o in self.rng.sample(inside, len(inside)):
-            if len(chosen) == need:
-                break
-            if all(o.name != c.name for c in chosen):
-                chosen.append(o)
-        return chosen if len(chosen) == need else sorted(others, key=lambda o: distance[o.key])[:need]
 
     def _record(self, game_id: str, players: list[BotInfo]) -> Pairing:
         counts = [self._seat_count(game_id, b.key) for b in players]
@@ -338,6 +433,19 @@ class Scheduler:
     def _save(self, key: BotKey, rec: BotRecord) -> None:
         if self.store is not None:
             self.store.hset(keys.ladder_pauses(), _member(key), json.dumps(asdict(rec)))
+
+
+def information(a: elo.Row, b: elo.Row) -> float:
+    """What one game between ``a`` and ``b`` is worth to the ladder, in squared rating points: how much it
+    shrinks the variance ``V`` of their rating difference, a Gaussian update with the game's Fisher
+    information ``I = p (1 - p)`` at the expected score ``p``: ``V^2 I / (1 + V I)``. Close ratings (``p``
+    near 1/2) and uncertain ones (large ``V``) are worth most; a wide gap still counts, which keeps distant
+    parts of the ladder meeting (a criterion that also weighed how likely the pair's order is wrong paired
+    near neighbours only, and the ladder converged slower: docs/ladder.md)."""
+    v = a.sd * a.sd + b.sd * b.sd
+    p = elo.expected(a.rating, b.rating)
+    i = p * (1.0 - p) / (elo.ELO_SCALE * elo.ELO_SCALE)
+    return v * v * i / (1.0 + v * i)
 
 
 def _member(key: BotKey) -> str:

@@ -11,17 +11,21 @@ import asyncio
 import grpc
 
 from arena.ladder.elo import Row
+from arena.ladder.fit import Fitted
 from arena.ladder.store import Ladder
 from referee.wire import ladder_pb2, ladder_pb2_grpc
 
 
-def row_to_proto(rank: int, row: Row, owner: str = "") -> ladder_pb2.LadderRow:
+def row_to_proto(rank: int, row: Row, owner: str = "", fitted: Fitted | None = None) -> ladder_pb2.LadderRow:
     status = ladder_pb2.RATING_STATUS_PROVISIONAL if row.provisional else ladder_pb2.RATING_STATUS_ESTABLISHED
-    return ladder_pb2.LadderRow(
+    wire = ladder_pb2.LadderRow(
         rank=rank, bot_name=row.name, bot_version=row.version, rating=row.rating, error=row.error,
         games=row.games, wins=row.wins, draws=row.draws, losses=row.losses, last_played=row.last_played,
         status=status, info=row.info, owner=owner,
     )  # fmt: skip
+    if fitted is not None:
+        wire.fit_rating, wire.fit_sd, wire.fit_games = fitted.rating, fitted.sd, fitted.games
+    return wire
 
 
 class LadderServicer(ladder_pb2_grpc.LadderServiceServicer):
@@ -36,7 +40,7 @@ class LadderServicer(ladder_pb2_grpc.LadderServiceServicer):
         limit = request.limit or None
         standings = await asyncio.to_thread(self.ladder.leaderboard, request.game_id, limit, request.offset)
         total = await asyncio.to_thread(self.ladder.size, request.game_id)
-        rows = [row_to_proto(s.rank, s.row, s.owner) for s in standings]
+        rows = [row_to_proto(s.rank, s.row, s.owner, s.fit) for s in standings]
         return ladder_pb2.GetLeaderboardResponse(rows=rows, total=total)
 
     async def GetRatingHistory(  # noqa: N802

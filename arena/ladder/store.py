@@ -56,7 +56,7 @@ from typing import Any
 import redis
 
 from arena import keys
-from arena.ladder import elo
+from arena.ladder import elo, fit
 from arena.ladder.elo import BotKey, Row
 from arena.ladder.values import HeadToHead, HistoryPoint, Standing
 from arena.redis_client import ReadScript, replicated, replicated_after
@@ -323,6 +323,14 @@ def _count_lines(counts: Iterable[Sequence[int]]) -> str:
 def _json_list(texts: Iterable[str]) -> list[Any]:
     """Several JSON texts decoded in one call."""
     return list(json.loads("[" + ",".join(texts) + "]"))
+
+
+def _fitted(value: bytes | str | None) -> fit.Fitted | None:
+    """A stored fit value (``keys.ladder_fit``), None if there is none."""
+    if value is None:
+        return None
+    rating, sd, games = json.loads(value)
+    return fit.Fitted(float(rating), float(sd), int(games))
 
 
 def _row_json(row: Row) -> str:
@@ -698,7 +706,7 @@ class Ladder:
             doomed += [keys.ladder_versions(game_id, n) for n in old_names]
             doomed += [keys.ladder_opponents(game_id, n) for n in old_names]
             doomed += [keys.ladder_rows(game_id), keys.ladder_board(game_id), keys.ladder_latest(game_id)]
-            doomed += [keys.ladder_h2h(game_id), keys.ladder_applied(game_id)]
+            doomed += [keys.ladder_h2h(game_id), keys.ladder_applied(game_id), keys.ladder_fit(game_id)]
             for i in range(0, len(doomed), _CHUNK):
                 w.add(len(doomed[i : i + _CHUNK]), "UNLINK", *doomed[i : i + _CHUNK])  # freed in the background
             items = list(rows.items())
@@ -764,11 +772,15 @@ class Ladder:
         end = -1 if limit is None else offset + limit - 1
         raw: Any = self._top([keys.ladder_board(game_id), keys.ladder_rows(game_id)], [offset, end])
         rows = [(offset + i + 1, Row.from_dict(d)) for i, d in enumerate(json.loads(raw)) if d]
+        if not rows:
+            return []
         pipe = self.r.pipeline(transaction=False)
         for _, row in rows:
             pipe.hget(keys.bot(row.name), "owner")
-        owners = pipe.execute() if rows else []
-        return [Standing(rank, row, keys.text(o or "")) for (rank, row), o in zip(rows, owners, strict=True)]
+        pipe.hmget(keys.ladder_fit(game_id), [member(row.key) for _, row in rows])
+        *owners, fits = pipe.execute()
+        return [Standing(rank, row, keys.text(o or ""), _fitted(f))
+                for (rank, row), o, f in zip(rows, owners, fits, strict=True)]  # fmt: skip
 
     def size(self, game_id: str) -> int:
         return int(self.r.zcard(keys.ladder_board(game_id)))
@@ -777,10 +789,49 @@ class Ladder:
         raw = self.r.hget(keys.ladder_rows(game_id), member((name, version)))
         return Row.from_dict(json.loads(raw)) if raw else None
 
+    def rows(self, game_id: str) -> dict[BotKey, Row]:
+        """Every bot version's row on this ladder (the scheduler's view: rating, games, information)."""
+        values: Any = self.r.hvals(keys.ladder_rows(game_id))
+        return {row.key: row for row in map(Row.from_dict, _json_list(keys.text(v) for v in values))}
+
     def ratings(self, game_id: str) -> dict[BotKey, float]:
         """Every bot version's rating on this ladder."""
         board: Any = self.r.zrange(keys.ladder_board(game_id), 0, -1, withscores=True)
         return {unmember(m): float(s) for m, s in board}
+
+    # ------------------------------------------------------------------------------ the whole-history fit
+
+    def refit(self, game_id: str) -> int:
+        """Fit every result applied to the game's ladder (``arena.ladder.fit``) and store the fit
+        (``keys.ladder_fit``) in place of the last one; returns how many results it fitted. The fit does not
+        depend on the order of the results, so a live ladder and a rebuild that applied the same results
+        store the same numbers. Reads the game's whole stream, so it is not part of ``rebuild`` (which drops
+        the old fit; ``arena ladder rebuild`` calls this after it): ``arena ladder run`` calls it at start
+        and now and then (``LadderRunner.fit_every_s``)."""
+        applied = {keys.text(m) for m in self.r.smembers(keys.ladder_applied(game_id))}
+        records = []
+        for rec in self.stored_records(game_id):
+            if rec[1] in applied:
+                applied.discard(rec[1])  # a match id stored twice counts once, as on the ladder
+                records.append(rec)
+        fitted = fit.fit_records(records)
+        values = [x for k, f in fitted.items() for x in (member(k), json.dumps([f.rating, f.sd, f.games]))]
+        p = self.r.pipeline(transaction=True)
+        p.unlink(keys.ladder_fit(game_id))
+        for i in range(0, len(values), 2 * _CHUNK):
+            p.hset(keys.ladder_fit(game_id), items=values[i : i + 2 * _CHUNK])
+        p.hset(keys.ladder_fit(game_id), mapping={"results": len(records), "fitted_at": repr(time.time())})
+        p.execute()
+        return len(records)
+
+    def fitted(self, game_id: str) -> dict[BotKey, fit.Fitted]:
+        """The stored fit of every bot version in it (empty before the first ``refit``)."""
+        out = {}
+        for f, v in self.r.hgetall(keys.ladder_fit(game_id)).items():
+            field = keys.text(f)
+            if field.startswith("["):
+                out[unmember(field)] = _fitted(v)
+        return {k: f for k, f in out.items() if f is not None}
 
     def indexed(self, game_id: str) -> bool:
         """Whether the per-bot indexes (``keys.ladder_versions``, ``keys.ladder_opponents``) are complete: a

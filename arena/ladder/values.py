@@ -8,16 +8,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from arena.ladder.elo import BotKey, Row
+from arena.ladder.fit import Fitted
 
 
 @dataclass(frozen=True)
 class Standing:
     """A place on a leaderboard; ``owner``: the bot's owner in the registry (empty for a bot not in it), so
-    a reader knows whose bot holds the place."""
+    a reader knows whose bot holds the place; ``fit``: the version's whole-history fit, None until the ladder
+    has made one that includes it."""
 
     rank: int
     row: Row
     owner: str = ""
+    fit: Fitted | None = None
 
 
 @dataclass(frozen=True)

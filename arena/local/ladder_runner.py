@@ -44,6 +44,10 @@ from arena.service.registry import Registry
 
 log = structlog.get_logger("arena.ladder.store")  # the name its log lines have always had
 
+FIT_EVERY_S: Final = 60.0
+"""The whole-history fit reads every stored result of a game, so it is made anew once a minute at most, not
+after every result."""
+
 
 class RegistryBots:
     """The scheduler's view of the registry: one ``BotInfo`` per bot, at the version it last reported."""
@@ -107,9 +111,11 @@ class LadderRunner:
         consumer: str | None = None,
         tick_s: float = 0.5,
         seed: str | None = None,
+        fit_every_s: float = FIT_EVERY_S,
     ) -> None:
         """``seed``: the scheduler's choices and every match's seed (``SEED:n`` for the n-th match it
-        queues) derive from it; without it, both are random."""
+        queues) derive from it; without it, both are random. ``fit_every_s``: how often at most the
+        whole-history fit of each game is made anew (``Ladder.refit``), when results were applied since."""
         self.redis_url = redis_url
         self.r = connect(redis_url, timeout_s=10)
         self.ladder = Ladder(self.r)
@@ -121,11 +127,14 @@ class LadderRunner:
         self.max_matches = max_matches
         self.scheduled = 0
         self.tick_s = tick_s
+        self.fit_every_s = fit_every_s
+        self._unfitted = 1  # results applied since the last fit (1: fit once at start, after a restart too)
+        self._next_fit = 0.0
         self.consumer = consumer or f"ladder-{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(2)}"
         self.seed = seed
         self.scheduler = Scheduler(
             RegistryBots(self.registry, self.ladder, self.config.games),
-            self.ladder.ratings,
+            self.ladder.rows,
             self._enqueue,
             self.config,
             rng=random.Random(seed),
@@ -157,12 +166,24 @@ class LadderRunner:
             try:
                 applied = self.ladder.consume(self.consumer, burst=True, stop=self._stop.is_set)
                 metrics.LADDER_APPLIED.inc(applied)
+                self._unfitted += applied
+                if self._unfitted and time.monotonic() >= self._next_fit:
+                    self._refit()
                 if not applied:
                     self._stop.wait(self.tick_s)
             except TROUBLE as e:
                 metrics.REDIS_ERRORS.labels("ladder-consume").inc()
                 log.warning("redis unavailable, retrying", error=trouble(e))
                 self._stop.wait(1.0)
+
+    def _refit(self) -> None:
+        """Make each game's whole-history fit anew (``Ladder.refit``: the whole stream of the game is read, so
+        not after every result)."""
+        for game_id in self.ladder.games():
+            fitted = self.ladder.refit(game_id)
+            log.info("ladder fit made", game_id=game_id, results=fitted)
+        self._unfitted = 0
+        self._next_fit = time.monotonic() + self.fit_every_s
 
     def schedule_loop(self) -> None:
         """Feed the queue and tell the scheduler of results and reconnections (a thread)."""

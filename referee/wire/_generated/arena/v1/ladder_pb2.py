@@ -25,35 +25,35 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x15\x61rena/v1/ladder.proto\x12\x08\x61rena.v1\"\xf5\x01\n\tLadderRow\x12\x0c\n\x04rank\x18\x01 \x01(\r\x12\x10\n\x08\x62ot_name\x18\x02 \x01(\t\x12\x13\n\x0b\x62ot_version\x18\x03 \x01(\t\x12\x0e\n\x06rating\x18\x04 \x01(\x01\x12\r\n\x05\x65rror\x18\x05 \x01(\x01\x12\r\n\x05games\x18\x06 \x01(\r\x12\x0c\n\x04wins\x18\x07 \x01(\r\x12\r\n\x05\x64raws\x18\x08 \x01(\r\x12\x0e\n\x06losses\x18\t \x01(\r\x12\x13\n\x0blast_played\x18\n \x01(\x01\x12&\n\x06status\x18\x0b \x01(\x0e\x32\x16.arena.v1.RatingStatus\x12\x0c\n\x04info\x18\x0c \x01(\x01\x12\r\n\x05owner\x18\r \x01(\t\"G\n\x15GetLeaderboardRequest\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\r\n\x05limit\x18\x02 \x01(\r\x12\x0e\n\x06offset\x18\x03 \x01(\r\"J\n\x16GetLeaderboardResponse\x12!\n\x04rows\x18\x01 \x03(\x0b\x32\x13.arena.v1.LadderRow\x12\r\n\x05total\x18\x02 \x01(\r\"J\n\x11LadderRatingPoint\x12\x13\n\x0b\x66inished_at\x18\x01 \x01(\x01\x12\x0e\n\x06rating\x18\x02 \x01(\x01\x12\x10\n\x08match_id\x18\x03 \x01(\t\"h\n\x12LadderRatingSeries\x12\x10\n\x08\x62ot_name\x18\x01 \x01(\t\x12\x13\n\x0b\x62ot_version\x18\x02 \x01(\t\x12+\n\x06points\x18\x03 \x03(\x0b\x32\x1b.arena.v1.LadderRatingPoint\"Q\n\x17GetRatingHistoryRequest\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x10\n\x08\x62ot_name\x18\x02 \x01(\t\x12\x13\n\x0b\x62ot_version\x18\x03 \x01(\t\"H\n\x18GetRatingHistoryResponse\x12,\n\x06series\x18\x01 \x03(\x0b\x32\x1c.arena.v1.LadderRatingSeries\"\x87\x01\n\x10LadderHeadToHead\x12\x0e\n\x06\x61_name\x18\x01 \x01(\t\x12\x11\n\ta_version\x18\x02 \x01(\t\x12\x0e\n\x06\x62_name\x18\x03 \x01(\t\x12\x11\n\tb_version\x18\x04 \x01(\t\x12\x0e\n\x06\x61_wins\x18\x05 \x01(\r\x12\r\n\x05\x64raws\x18\x06 \x01(\r\x12\x0e\n\x06\x62_wins\x18\x07 \x01(\r\"9\n\x14GetHeadToHeadRequest\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x10\n\x08\x62ot_name\x18\x02 \x01(\t\"D\n\x15GetHeadToHeadResponse\x12+\n\x07records\x18\x01 \x03(\x0b\x32\x1a.arena.v1.LadderHeadToHead*k\n\x0cRatingStatus\x12\x1d\n\x19RATING_STATUS_UNSPECIFIED\x10\x00\x12\x1d\n\x19RATING_STATUS_PROVISIONAL\x10\x01\x12\x1d\n\x19RATING_STATUS_ESTABLISHED\x10\x02\x32\x91\x02\n\rLadderService\x12S\n\x0eGetLeaderboard\x12\x1f.arena.v1.GetLeaderboardRequest\x1a .arena.v1.GetLeaderboardResponse\x12Y\n\x10GetRatingHistory\x12!.arena.v1.GetRatingHistoryRequest\x1a\".arena.v1.GetRatingHistoryResponse\x12P\n\rGetHeadToHead\x12\x1e.arena.v1.GetHeadToHeadRequest\x1a\x1f.arena.v1.GetHeadToHeadResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x15\x61rena/v1/ladder.proto\x12\x08\x61rena.v1\"\xac\x02\n\tLadderRow\x12\x0c\n\x04rank\x18\x01 \x01(\r\x12\x10\n\x08\x62ot_name\x18\x02 \x01(\t\x12\x13\n\x0b\x62ot_version\x18\x03 \x01(\t\x12\x0e\n\x06rating\x18\x04 \x01(\x01\x12\r\n\x05\x65rror\x18\x05 \x01(\x01\x12\r\n\x05games\x18\x06 \x01(\r\x12\x0c\n\x04wins\x18\x07 \x01(\r\x12\r\n\x05\x64raws\x18\x08 \x01(\r\x12\x0e\n\x06losses\x18\t \x01(\r\x12\x13\n\x0blast_played\x18\n \x01(\x01\x12&\n\x06status\x18\x0b \x01(\x0e\x32\x16.arena.v1.RatingStatus\x12\x0c\n\x04info\x18\x0c \x01(\x01\x12\r\n\x05owner\x18\r \x01(\t\x12\x12\n\nfit_rating\x18\x0e \x01(\x01\x12\x0e\n\x06\x66it_sd\x18\x0f \x01(\x01\x12\x11\n\tfit_games\x18\x10 \x01(\r\"G\n\x15GetLeaderboardRequest\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\r\n\x05limit\x18\x02 \x01(\r\x12\x0e\n\x06offset\x18\x03 \x01(\r\"J\n\x16GetLeaderboardResponse\x12!\n\x04rows\x18\x01 \x03(\x0b\x32\x13.arena.v1.LadderRow\x12\r\n\x05total\x18\x02 \x01(\r\"J\n\x11LadderRatingPoint\x12\x13\n\x0b\x66inished_at\x18\x01 \x01(\x01\x12\x0e\n\x06rating\x18\x02 \x01(\x01\x12\x10\n\x08match_id\x18\x03 \x01(\t\"h\n\x12LadderRatingSeries\x12\x10\n\x08\x62ot_name\x18\x01 \x01(\t\x12\x13\n\x0b\x62ot_version\x18\x02 \x01(\t\x12+\n\x06points\x18\x03 \x03(\x0b\x32\x1b.arena.v1.LadderRatingPoint\"Q\n\x17GetRatingHistoryRequest\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x10\n\x08\x62ot_name\x18\x02 \x01(\t\x12\x13\n\x0b\x62ot_version\x18\x03 \x01(\t\"H\n\x18GetRatingHistoryResponse\x12,\n\x06series\x18\x01 \x03(\x0b\x32\x1c.arena.v1.LadderRatingSeries\"\x87\x01\n\x10LadderHeadToHead\x12\x0e\n\x06\x61_name\x18\x01 \x01(\t\x12\x11\n\ta_version\x18\x02 \x01(\t\x12\x0e\n\x06\x62_name\x18\x03 \x01(\t\x12\x11\n\tb_version\x18\x04 \x01(\t\x12\x0e\n\x06\x61_wins\x18\x05 \x01(\r\x12\r\n\x05\x64raws\x18\x06 \x01(\r\x12\x0e\n\x06\x62_wins\x18\x07 \x01(\r\"9\n\x14GetHeadToHeadRequest\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x10\n\x08\x62ot_name\x18\x02 \x01(\t\"D\n\x15GetHeadToHeadResponse\x12+\n\x07records\x18\x01 \x03(\x0b\x32\x1a.arena.v1.LadderHeadToHead*k\n\x0cRatingStatus\x12\x1d\n\x19RATING_STATUS_UNSPECIFIED\x10\x00\x12\x1d\n\x19RATING_STATUS_PROVISIONAL\x10\x01\x12\x1d\n\x19RATING_STATUS_ESTABLISHED\x10\x02\x32\x91\x02\n\rLadderService\x12S\n\x0eGetLeaderboard\x12\x1f.arena.v1.GetLeaderboardRequest\x1a .arena.v1.GetLeaderboardResponse\x12Y\n\x10GetRatingHistory\x12!.arena.v1.GetRatingHistoryRequest\x1a\".arena.v1.GetRatingHistoryResponse\x12P\n\rGetHeadToHead\x12\x1e.arena.v1.GetHeadToHeadRequest\x1a\x1f.arena.v1.GetHeadToHeadResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'arena.v1.ladder_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_RATINGSTATUS']._serialized_start=1038
-  _globals['_RATINGSTATUS']._serialized_end=1145
+  _globals['_RATINGSTATUS']._serialized_start=1093
+  _globals['_RATINGSTATUS']._serialized_end=1200
   _globals['_LADDERROW']._serialized_start=36
-  _globals['_LADDERROW']._serialized_end=281
-  _globals['_GETLEADERBOARDREQUEST']._serialized_start=283
-  _globals['_GETLEADERBOARDREQUEST']._serialized_end=354
-  _globals['_GETLEADERBOARDRESPONSE']._serialized_start=356
-  _globals['_GETLEADERBOARDRESPONSE']._serialized_end=430
-  _globals['_LADDERRATINGPOINT']._serialized_start=432
-  _globals['_LADDERRATINGPOINT']._serialized_end=506
-  _globals['_LADDERRATINGSERIES']._serialized_start=508
-  _globals['_LADDERRATINGSERIES']._serialized_end=612
-  _globals['_GETRATINGHISTORYREQUEST']._serialized_start=614
-  _globals['_GETRATINGHISTORYREQUEST']._serialized_end=695
-  _globals['_GETRATINGHISTORYRESPONSE']._serialized_start=697
-  _globals['_GETRATINGHISTORYRESPONSE']._serialized_end=769
-  _globals['_LADDERHEADTOHEAD']._serialized_start=772
-  _globals['_LADDERHEADTOHEAD']._serialized_end=907
-  _globals['_GETHEADTOHEADREQUEST']._serialized_start=909
-  _globals['_GETHEADTOHEADREQUEST']._serialized_end=966
-  _globals['_GETHEADTOHEADRESPONSE']._serialized_start=968
-  _globals['_GETHEADTOHEADRESPONSE']._serialized_end=1036
-  _globals['_LADDERSERVICE']._serialized_start=1148
-  _globals['_LADDERSERVICE']._serialized_end=1421
+  _globals['_LADDERROW']._serialized_end=336
+  _globals['_GETLEADERBOARDREQUEST']._serialized_start=338
+  _globals['_GETLEADERBOARDREQUEST']._serialized_end=409
+  _globals['_GETLEADERBOARDRESPONSE']._serialized_start=411
+  _globals['_GETLEADERBOARDRESPONSE']._serialized_end=485
+  _globals['_LADDERRATINGPOINT']._serialized_start=487
+  _globals['_LADDERRATINGPOINT']._serialized_end=561
+  _globals['_LADDERRATINGSERIES']._serialized_start=563
+  _globals['_LADDERRATINGSERIES']._serialized_end=667
+  _globals['_GETRATINGHISTORYREQUEST']._serialized_start=669
+  _globals['_GETRATINGHISTORYREQUEST']._serialized_end=750
+  _globals['_GETRATINGHISTORYRESPONSE']._serialized_start=752
+  _globals['_GETRATINGHISTORYRESPONSE']._serialized_end=824
+  _globals['_LADDERHEADTOHEAD']._serialized_start=827
+  _globals['_LADDERHEADTOHEAD']._serialized_end=962
+  _globals['_GETHEADTOHEADREQUEST']._serialized_start=964
+  _globals['_GETHEADTOHEADREQUEST']._serialized_end=1021
+  _globals['_GETHEADTOHEADRESPONSE']._serialized_start=1023
+  _globals['_GETHEADTOHEADRESPONSE']._serialized_end=1091
+  _globals['_LADDERSERVICE']._serialized_start=1203
+  _globals['_LADDERSERVICE']._serialized_end=1476
 # @@protoc_insertion_point(module_scope)

@@ -17,7 +17,7 @@ RATING_STATUS_PROVISIONAL: RatingStatus
 RATING_STATUS_ESTABLISHED: RatingStatus
 
 class LadderRow(_message.Message):
-    __slots__ = ("rank", "bot_name", "bot_version", "rating", "error", "games", "wins", "draws", "losses", "last_played", "status", "info", "owner")
+    __slots__ = ("rank", "bot_name", "bot_version", "rating", "error", "games", "wins", "draws", "losses", "last_played", "status", "info", "owner", "fit_rating", "fit_sd", "fit_games")
     RANK_FIELD_NUMBER: _ClassVar[int]
     BOT_NAME_FIELD_NUMBER: _ClassVar[int]
     BOT_VERSION_FIELD_NUMBER: _ClassVar[int]
@@ -31,6 +31,9 @@ class LadderRow(_message.Message):
     STATUS_FIELD_NUMBER: _ClassVar[int]
     INFO_FIELD_NUMBER: _ClassVar[int]
     OWNER_FIELD_NUMBER: _ClassVar[int]
+    FIT_RATING_FIELD_NUMBER: _ClassVar[int]
+    FIT_SD_FIELD_NUMBER: _ClassVar[int]
+    FIT_GAMES_FIELD_NUMBER: _ClassVar[int]
     rank: int
     bot_name: str
     bot_version: str
@@ -44,7 +47,10 @@ class LadderRow(_message.Message):
     status: RatingStatus
     info: float
     owner: str
-    def __init__(self, rank: _Optional[int] = ..., bot_name: _Optional[str] = ..., bot_version: _Optional[str] = ..., rating: _Optional[float] = ..., error: _Optional[float] = ..., games: _Optional[int] = ..., wins: _Optional[int] = ..., draws: _Optional[int] = ..., losses: _Optional[int] = ..., last_played: _Optional[float] = ..., status: _Optional[_Union[RatingStatus, str]] = ..., info: _Optional[float] = ..., owner: _Optional[str] = ...) -> None: ...
+    fit_rating: float
+    fit_sd: float
+    fit_games: int
+    def __init__(self, rank: _Optional[int] = ..., bot_name: _Optional[str] = ..., bot_version: _Optional[str] = ..., rating: _Optional[float] = ..., error: _Optional[float] = ..., games: _Optional[int] = ..., wins: _Optional[int] = ..., draws: _Optional[int] = ..., losses: _Optional[int] = ..., last_played: _Optional[float] = ..., status: _Optional[_Union[RatingStatus, str]] = ..., info: _Optional[float] = ..., owner: _Optional[str] = ..., fit_rating: _Optional[float] = ..., fit_sd: _Optional[float] = ..., fit_games: _Optional[int] = ...) -> None: ...
 
 class GetLeaderboardRequest(_message.Message):
     __slots__ = ("game_id", "limit", "offset")
