@@ -11,6 +11,10 @@ average 0. Their covariance is the inverse of the log posterior's curvature; the
 is 1.96 standard deviations of its difference from the field's mean (two bots alone: half the bar of their
 difference). The likelihood that bot ``i`` is stronger than ``j`` (LOS) is the normal probability of a
 positive difference, from the two ratings' variances and their covariance.
+
+The ladder's whole-history fit (``arena.ladder.fit``) is the same model and decomposition solved another
+way: sweeps per rating that scale to 100,000 versions but give no covariance. An event has tens of bots
+and needs the covariance (LOS, the error of a difference), so it takes the full Newton step and inverts.
 """
 
 from __future__ import annotations

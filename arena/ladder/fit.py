@@ -15,6 +15,8 @@ the scale's origin. The maximum is found by Newton steps per rating (Gauss-Seide
 which the prior makes converge; each error bar is ``1.96 / sqrt(curvature)`` of the log-likelihood at
 the maximum in that rating, the others held at theirs (the conditional bar, as BayesElo's default). Steps
 are capped at ``MAX_STEP``: far from the maximum the curvature is nearly flat and a full step overshoots.
+Events fit the same model with full Newton steps and the covariance (``arena.events.rating``): tens of
+bots, where the likelihood that one place is above the next needs the covariance and a matrix is cheap.
 """
 
 from __future__ import annotations
