@@ -266,6 +266,7 @@ class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
         slog.info("bot session opened", version=request.bot_version, ladder=not request.no_ladder)
         try:
             await self._call(context, self.registry.seen, name, request.bot_version, info)
+            self.hub.written(session)
             yield arena_pb2.SessionEvent(welcome=arena_pb2.SessionWelcome(bot_name=name, session_id=session_id))
             for event in await self._call(context, snapshot, self.registry, self.store.describe, name, self.hub.direct):
                 yield event
