@@ -61,6 +61,7 @@ def hold_sessions(gateway: str, tokens: list[str], report: Any, stop: Any, stall
             for _ in range(max(1, len(tokens) // STREAMS_PER_CONNECTION + 1))
         ]
         welcomed = 0
+        by_channel = [0] * len(channels)
         errors: list[str] = []
 
         async def session(i: int, token: str) -> None:
@@ -71,6 +72,7 @@ def hold_sessions(gateway: str, tokens: list[str], report: Any, stop: Any, stall
                 async for event in call:
                     if event.WhichOneof("event") == "welcome":
                         welcomed += 1
+                        by_channel[i % len(channels)] += 1
             except grpc.aio.AioRpcError as e:
                 if e.code() != grpc.StatusCode.CANCELLED:
                     errors.append(f"{e.code().name}: {e.details()}")
@@ -83,7 +85,9 @@ def hold_sessions(gateway: str, tokens: list[str], report: Any, stop: Any, stall
                 print(f"  client {os.getpid()}: {welcomed} welcomed, {len(errors)} failed", file=sys.stderr)
                 last, progressed = welcomed + len(errors), time.monotonic()
             elif time.monotonic() - progressed > stall_s:
-                print(f"  client {os.getpid()}: stalled at {welcomed} welcomed for {stall_s:.0f} s", file=sys.stderr)
+                states = [c.get_state().name for c in channels]
+                print(f"  client {os.getpid()}: stalled at {welcomed} welcomed for {stall_s:.0f} s; by connection"
+                      f" {by_channel}, {states}", file=sys.stderr)  # fmt: skip
                 break
         report.put(("open", welcomed, errors[:3], len(errors)))
         while not stop.is_set():
@@ -149,7 +153,7 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=4, help="client processes holding the sessions")
     parser.add_argument("--matches", type=int, default=5, help="matches timed from request to first turn")
     parser.add_argument("--stall-s", type=float, default=60.0, help="a client opening nothing this long fails the run")
-    parser.add_argument("--idle-s", type=float, default=30.0, help="seconds over which the idle gateway's CPU is measured")
+    parser.add_argument("--idle-s", type=float, default=30.0, help="seconds the idle gateway's CPU is measured")
     args = parser.parse_args()
     admin_token = "arena_admin_" + secrets.token_urlsafe(32)
     with tempfile.TemporaryDirectory(prefix="sessions-bench-") as tmp, RedisProcess(Path(tmp) / "redis") as redis:
@@ -219,7 +223,11 @@ def main() -> None:
                     c.terminate()
             for p in (gateway_proc, worker):
                 p.terminate()
-                p.wait(10)
+                try:
+                    p.wait(10)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+                    p.wait()
             r.close()
     print(f"sessions on one gateway ({args.clients} client processes, 2 cores)")
     print(f"  opened {welcomed:,} of {args.sessions:,} in {open_s:.1f} s ({failed} refused or failed)")
