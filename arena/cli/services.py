@@ -86,7 +86,9 @@ def cmd_gateway(args: argparse.Namespace) -> int:
         await server.stop(2.0)
         await servicer.close()
 
-    return run_service(main)
+    # asyncio's loop: on uvloop's, the gateway stopped taking new calls at 6,700-8,800 open sessions in most
+    # runs, loop and threads idle (docs/benchmarks.md, "The scheduler and sessions at scale")
+    return run_service(main, uvloop=False)
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
