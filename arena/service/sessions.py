@@ -6,8 +6,8 @@ connection and hands each entry to the sessions of that bot open here. The same 
 whose token or enabled flag changed (``keys.bot_changes``): their sessions here are checked at once, and
 all sessions after the reader lost its place (Redis away). Presence is written when a bot's first session
 opens and its last closes (``arena.service.presence``); every ``HEARTBEAT_S`` the gateway refreshes its
-own liveness in one round trip and sends each session a heartbeat. So a gateway's Redis connections and
-round trips follow sessions opening, closing and changing, not how many it holds.
+own liveness in one round trip, and every third time sends each session a heartbeat. So a gateway's Redis
+connections and round trips follow sessions opening, closing and changing, not how many it holds.
 """
 
 from __future__ import annotations
