@@ -86,7 +86,7 @@ def cmd_gateway(args: argparse.Namespace) -> int:
         await server.stop(2.0)
         await servicer.close()
 
-    # asyncio's loop: on uvloop's, the gateway stopped taking new calls at 6,700-8,800 open sessions in most
+    # asyncio's loop: on uvloop's, the gateway stopped answering new sessions at 6,700-9,700 open ones in most
     # runs, loop and threads idle (docs/benchmarks.md, "The scheduler and sessions at scale")
     return run_service(main, uvloop=False)
 
