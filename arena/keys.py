@@ -126,8 +126,37 @@ def admin_token() -> str:
 
 
 def presence(name: str) -> str:
-    """String with a time-to-live, refreshed while the bot has a session open: its session info (JSON)."""
+    """Hash: gateway id -> the bot's session info (JSON) on that gateway, while it has a session open there.
+    It counts while that gateway's ``gateway_alive`` key exists (``arena.service.presence``)."""
     return f"{PREFIX}presence:{name}"
+
+
+def online() -> str:
+    """Set of the bot names that have a ``presence`` hash: the bots to look at for who is online, so that
+    the ladder's scheduler reads the online bots rather than every registered one."""
+    return f"{PREFIX}online"
+
+
+def gateway_alive(gateway_id: str) -> str:
+    """String with a time-to-live that the gateway refreshes at every heartbeat: while it exists, the
+    presence its sessions wrote counts; a dead gateway's sessions go offline when it runs out."""
+    return f"{PREFIX}gateway:{gateway_id}:alive"
+
+
+def gateway_bots(gateway_id: str) -> str:
+    """Set of the bot names with a session on this gateway (what to clear when it is found dead)."""
+    return f"{PREFIX}gateway:{gateway_id}:bots"
+
+
+def gateways() -> str:
+    """Set of the gateway ids that wrote presence (a live gateway sweeps away the dead ones')."""
+    return f"{PREFIX}gateways"
+
+
+def bot_changes() -> str:
+    """Stream of ``bot`` names whose token or enabled flag changed (rotation, disabling, retirement): each
+    gateway reads it with its assignments and checks that bot's sessions at once."""
+    return f"{PREFIX}botchanges"
 
 
 PRESENCE_LADDER: Final = "ladder"

@@ -318,9 +318,9 @@ def client(s: config.Settings, token: str | None = None) -> Any:
     )
 
 
-def run_service(main: Callable[[asyncio.Event], Any]) -> int:
-    """Run an async service until SIGINT/SIGTERM, then let it stop cleanly; on uvloop's event loop
-    (``ARENA_UVLOOP=0``: asyncio's own)."""
+def run_service(main: Callable[[asyncio.Event], Any], *, uvloop: bool = True) -> int:
+    """Run an async service until SIGINT/SIGTERM, then let it stop cleanly; on uvloop's event loop when
+    ``uvloop`` (the service's default), else asyncio's own; ``ARENA_UVLOOP`` (1 or 0) overrides both."""
 
     async def runner() -> None:
         stop = asyncio.Event()
@@ -329,10 +329,11 @@ def run_service(main: Callable[[asyncio.Event], Any]) -> int:
             loop.add_signal_handler(sig, stop.set)
         await main(stop)
 
-    if os.environ.get("ARENA_UVLOOP", "1") != "0":  # libuv's loop: relayed moves cost less (docs/benchmarks.md)
-        import uvloop
+    chosen = os.environ.get("ARENA_UVLOOP", "1" if uvloop else "0") != "0"
+    if chosen:  # libuv's loop: relayed moves cost less (docs/benchmarks.md)
+        import uvloop as libuv
 
-        uvloop.run(runner())
+        libuv.run(runner())
     else:
         asyncio.run(runner())
     return 0

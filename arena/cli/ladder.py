@@ -47,6 +47,7 @@ from arena.cli.common import (
     standing_json,
 )
 from arena.ladder.report import BOARD_WHOLE, board_table, plot, utc_time
+from arena.ladder.scheduler import DEFAULT_MAX_RATE, DEFAULT_QUEUE_DEPTH
 from referee import games
 
 if TYPE_CHECKING:
@@ -291,9 +292,10 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     add_settings(p, "redis_url", "listen", "metrics_port", "log_level", "tls_cert", "tls_key", "ladder_games_per_hour",
                  prints_result=False)  # fmt: skip
     p.add_argument("--game", action="append", help="game ids to schedule (default: all)")
-    p.add_argument("--queue-depth", type=positive_int, default=8, help="ladder matches kept waiting (default 8)")
-    p.add_argument("--max-rate", type=float_type(0.001), default=2.0,
-                   help="new ladder matches per second at most (default 2)")  # fmt: skip
+    p.add_argument("--queue-depth", type=positive_int, default=DEFAULT_QUEUE_DEPTH,
+                   help=f"ladder matches kept waiting (default {DEFAULT_QUEUE_DEPTH})")  # fmt: skip
+    p.add_argument("--max-rate", type=float_type(0.001), default=DEFAULT_MAX_RATE,
+                   help=f"new ladder matches per second at most (default {DEFAULT_MAX_RATE:g})")  # fmt: skip
     p.add_argument("--no-schedule", action="store_true", help="only apply results (another process schedules)")
     p.set_defaults(func=cmd_ladder_run)
     return ladder

@@ -89,7 +89,9 @@ def cmd_gateway(args: argparse.Namespace) -> int:
         await server.stop(2.0)
         await servicer.close()
 
-    return run_service(main)
+    # asyncio's loop: on uvloop's, the gateway stopped answering new sessions at 6,700-9,700 open ones in most
+    # runs, loop and threads idle (docs/benchmarks.md, "The scheduler and sessions at scale")
+    return run_service(main, uvloop=False)
 
 
 def cmd_proxy_config(args: argparse.Namespace) -> int:

@@ -114,12 +114,19 @@ class Policy(StrEnum):
     WINDOW = "window"  # the earlier policy: random opponents in a rating window that now and then widens
 
 
+DEFAULT_QUEUE_DEPTH: Final = 64
+DEFAULT_MAX_RATE: Final = 100.0
+"""Enough to keep a large ladder busy (issue 34: 10,000 bots online want 11-56 matches a second; 8 waiting
+and 2 a second delivered 0.08). A small one is held back by each bot's ``max_concurrent`` and
+``games_per_hour``, not by these."""
+
+
 @dataclass(frozen=True)
 class SchedulerConfig:
     games: tuple[str, ...] = referee.games.GAME_IDS
-    queue_depth: int = 8  # ladder matches kept waiting for a worker
-    max_rate: float = 2.0  # new matches per second at most
-    burst: int = 8
+    queue_depth: int = DEFAULT_QUEUE_DEPTH  # ladder matches kept waiting for a worker
+    max_rate: float = DEFAULT_MAX_RATE  # new matches per second at most
+    burst: int = DEFAULT_QUEUE_DEPTH
     window: float = 100.0  # rating window for opponents before widening
     widen_p: float = 0.5  # chance of doubling the window (again)
     max_window: float = 1600.0
@@ -174,6 +181,9 @@ class Scheduler:
         self._queued_at: dict[str, deque[float]] = {}  # bot name -> when its ladder matches were queued
         self._tick_rows: dict[str, Mapping[BotKey, elo.Row]] | None = None
         self._tick_latest: dict[str, Mapping[str, elo.Row]] | None = None
+        # per bot version, of ``outstanding``: matches (``_scheduled``) and those not started (``_load``)
+        self._outstanding: dict[BotKey, int] = {}
+        self._unstarted: dict[BotKey, int] = {}
         if self.store is not None:
             for k, v in self.store.hgetall(keys.ladder_pauses()).items():
                 d = json.loads(v)
@@ -191,6 +201,7 @@ class Scheduler:
         self._refilled = now
         out: list[Pairing] = []
         bots = list(self.source.bots() if bots is None else bots)
+        self._read_pace([b.name for b in bots])
         self._tick_rows, self._tick_latest = {}, {}  # read once a tick (results move them, not our pairings)
         try:
             while queue_depth + len(out) < self.config.queue_depth and self._tokens >= 1.0:
@@ -338,12 +349,36 @@ class Scheduler:
             times.popleft()
         return times
 
+    def _read_pace(self, names: Sequence[str]) -> None:
+        """``_recent``'s first read for every bot not read yet, pipelined: a restarted scheduler meeting
+        10,000 online bots makes a few round trips, not 10,000."""
+        new = sorted({n for n in names if n not in self._queued_at})
+        if self.store is None or not new:
+            return
+        cutoff = self.clock() - PACE_WINDOW_S
+        for i in range(0, len(new), 1000):
+            pipe = self.store.pipeline(transaction=False)
+            for name in new[i : i + 1000]:
+                pipe.zrangebyscore(keys.matches_by_bot(name), f"({cutoff}", "+inf", withscores=True)
+            for name, reply in zip(new[i : i + 1000], pipe.execute(), strict=True):
+                self._queued_at[name] = deque(float(s) for m, s in reply if keys.text(m).startswith(LADDER_PREFIX))
+
     def _scheduled(self, key: BotKey) -> int:
-        return sum(key in s.bots for s in self.outstanding.values())
+        return self._outstanding.get(key, 0)
 
     def _load(self, b: BotInfo) -> int:
         """Matches it plays now plus those queued by us that have not started (counted once)."""
-        return b.running + sum(b.key in s.bots and not s.started for s in self.outstanding.values())
+        return b.running + self._unstarted.get(b.key, 0)
+
+    def _count(self, s: _Scheduled, outstanding: int, unstarted: int) -> None:
+        """Keep the per-bot counts of ``outstanding`` as a match enters, starts or leaves it."""
+        for key in set(s.bots):
+            for counts, d in ((self._outstanding, outstanding), (self._unstarted, unstarted)):
+                n = counts.get(key, 0) + d
+                if n > 0:
+                    counts[key] = n
+                else:
+                    counts.pop(key, None)
 
     def _record(self, game_id: str, players: list[BotInfo]) -> Pairing:
         counts = [self._seat_count(game_id, b.key) for b in players]
@@ -359,6 +394,7 @@ class Scheduler:
         match_id = f"{LADDER_PREFIX}{game_id}-{int(now * 1000)}-{self.rng.getrandbits(48):012x}"
         pairing = Pairing(match_id, game_id, tuple(b.name for b in seats), rated=True)
         self.outstanding[match_id] = _Scheduled(pairing, [b.key for b in seats])
+        self._count(self.outstanding[match_id], 1, 1)
         return pairing
 
     def _seat_count(self, game_id: str, key: BotKey) -> list[int]:
@@ -368,13 +404,17 @@ class Scheduler:
 
     def on_started(self, match_id: str) -> None:
         """A queued ladder match started (optional: without it, running ones count twice against the limit)."""
-        if match_id in self.outstanding:
-            self.outstanding[match_id].started = True
+        s = self.outstanding.get(match_id)
+        if s is not None and not s.started:
+            s.started = True
+            self._count(s, 0, -1)
 
     def on_result(self, result: Mapping[str, Any]) -> None:
         """Every finished match (ladder or not): frees capacity, counts forfeit streaks, ends validations."""
         match_id = str(result["match_id"])
-        self.outstanding.pop(match_id, None)
+        done = self.outstanding.pop(match_id, None)
+        if done is not None:
+            self._count(done, -1, 0 if done.started else -1)
         if result.get("end_reason") == EndReason.ABORTED:
             return
         now = float(result.get("finished_at") or self.clock())

@@ -34,13 +34,15 @@ from prometheus_client.registry import Collector
 
 from arena import keys, metrics
 from arena.events.scheduler import EventScheduler
+from arena.ladder.elo import BotKey, Row
 from arena.ladder.scheduler import BotInfo, Pairing, Scheduler, SchedulerConfig
-from arena.ladder.store import Ladder
+from arena.ladder.store import Ladder, member
 from arena.metrics import LADDER_LAG, LADDER_UNAPPLIED, scrape_failed
 from arena.redis_client import TROUBLE, connect, trouble
 from arena.service.matches import MatchRequestError, MatchStore
+from arena.service.presence import BATCH, info
 from arena.service.queue import DuplicateMatchError, MatchQueue, Priority
-from arena.service.registry import Registry
+from arena.service.registry import DEFAULT_MAX_CONCURRENT, Registry, enabled_flag
 
 log = structlog.get_logger("arena.ladder.store")  # the name its log lines have always had
 
@@ -50,54 +52,112 @@ after every result."""
 
 
 class RegistryBots:
-    """The scheduler's view of the registry: one ``BotInfo`` per bot, at the version it last reported."""
+    """The scheduler's view of the registry: one ``BotInfo`` per online bot, at the version it last reported.
+
+    Kept incrementally, so that a pass costs what the online bots and their changes cost, not the
+    registered ones: the online bots' names come from their index (``keys.online``, one command), their
+    gateways' liveness from one ``EXISTS`` per gateway, and a bot's record, presence, running matches
+    and ladder rows are read (in pipelined batches) only when it comes online, when ``changed`` names it
+    (a result, a token or enabled change) and, ``REFRESH`` bots a pass in turn, to catch what nothing
+    announces (added games, matches started elsewhere, a reconnection at another version)."""
+
+    REFRESH: Final = 200
 
     def __init__(self, registry: Registry, ladder: Ladder, games: Sequence[str]) -> None:
         self.registry = registry
         self.ladder = ladder
         self.games = tuple(games)
+        self._known: dict[str, tuple[BotInfo, frozenset[str]]] = {}  # name -> its view, its gateways
+        # game id -> bot name -> its ladder rows: its version's and, for a version yet unplayed, the latest one's
+        self._rows: dict[str, dict[str, dict[BotKey, Row]]] = {g: {} for g in self.games}
+        self._stale: set[str] = set()
+        self._turn = 0
+
+    def rows(self, game_id: str) -> dict[BotKey, Row]:
+        """The ladder rows of the bots ``bots`` returned (the scheduler's ``Ratings``), read with them: a
+        tick reads none of the board (the whole board a pairing took 20 ms at 1,000 rated bots). A bot's
+        version yet unplayed has no row; its name's latest version's row is there, which it starts from."""
+        return {k: r for per in self._rows.get(game_id, {}).values() for k, r in per.items()}
+
+    def changed(self, names: Iterable[str]) -> None:
+        """Read these bots again at the next pass."""
+        self._stale.update(names)
 
     def bots(self) -> list[BotInfo]:
-        records = self.registry.list()
-        off = self._off_ladder([b.name for b in records if b.online])
-        out = []
-        for b in records:
-            played, last = 0, 0.0
-            for game_id in b.game_ids:
-                row = self.ladder.row(game_id, b.name, b.version)
-                if row is not None:
-                    played += row.games
-                    last = max(last, row.last_played)
-            out.append(
-                BotInfo(
-                    name=b.name,
-                    version=b.version,
-                    games=tuple(g for g in b.game_ids if g in self.games),
-                    online=b.online,
-                    enabled=b.enabled,
-                    running=b.matches_running,
-                    max_concurrent=b.max_concurrent,
-                    last_played=last,
-                    games_played=played,
-                    ladder=b.name not in off,
-                )
-            )
-        return out
+        online = {keys.text(n) for n in self.registry.r.smembers(keys.online())}
+        for name in self._known.keys() - online:
+            del self._known[name]
+            for rows in self._rows.values():
+                rows.pop(name, None)
+        names = sorted(self._known)
+        turn = names[self._turn : self._turn + self.REFRESH] if names else []
+        self._turn = self._turn + self.REFRESH if self._turn + self.REFRESH < len(names) else 0
+        read = (online - self._known.keys()) | (self._stale & online) | set(turn)
+        self._stale.clear()
+        self._read(sorted(read))
+        alive = self.registry.presence.alive(g for _, gids in self._known.values() for g in gids)
+        return [info for info, gids in self._known.values() if not gids or gids & alive]
 
-    def _off_ladder(self, names: list[str]) -> set[str]:
-        """Of these online bots, those whose session asked to stay off the ladder (its presence value says
-        so, ``keys.PRESENCE_LADDER``); one round trip."""
-        pipe = self.registry.r.pipeline(transaction=False)
-        for name in names:
-            pipe.get(keys.presence(name))
-        off = set()
-        for name, raw in zip(names, pipe.execute(), strict=True):
-            try:
-                if raw is not None and json.loads(raw).get(keys.PRESENCE_LADDER) is False:
-                    off.add(name)
-            except (ValueError, AttributeError):
-                pass  # not JSON of an object: a session of some other version; it stays on the ladder
-        return off
+    def _read(self, names: list[str]) -> None:
+        """Read these bots' records, presence, running counts and ladder rows, ``BATCH`` at a time."""
+        for i in range(0, len(names), BATCH):
+            chunk = names[i : i + BATCH]
+            entries, legacy = self.registry.presence.entries(chunk)
+            pipe = self.registry.r.pipeline(transaction=False)
+            for name in chunk:
+                pipe.hmget(keys.bot(name), "games", "enabled", "version", "max_concurrent")
+                pipe.scard(keys.bot_running(name))
+            replies = pipe.execute()
+            records: list[tuple[str, tuple[str, ...], bool, str, int, int]] = []
+            for j, name in enumerate(chunk):
+                (games, enabled, version, most), running = replies[2 * j : 2 * j + 2]
+                if games is None or (name not in entries and name not in legacy):
+                    self._known.pop(name, None)  # no such bot, or offline since
+                    continue
+                game_ids = tuple(g for g in json.loads(games) if g in self.games)
+                most_n = int(most) if most is not None else DEFAULT_MAX_CONCURRENT
+                records.append((name, game_ids, enabled_flag(keys.text(enabled) if enabled else None),
+                                keys.text(version or b""), most_n, int(running)))  # fmt: skip
+            pipe = self.registry.r.pipeline(transaction=False)
+            for name, game_ids, _, version, _, _ in records:
+                for game_id in game_ids:
+                    pipe.hget(keys.ladder_rows(game_id), member((name, version)))
+                    pipe.hget(keys.ladder_latest(game_id), name)
+            replies_iter = iter(pipe.execute())
+            found: dict[tuple[str, str], dict[BotKey, Row]] = {}  # (game, name) -> rows read
+            earlier: list[tuple[str, str, str]] = []  # (game, name, latest version) for versions yet unplayed
+            for name, game_ids, _, version, _, _ in records:
+                for game_id in game_ids:
+                    raw, latest = next(replies_iter), next(replies_iter)
+                    got = found[(game_id, name)] = {}
+                    if raw:
+                        row = Row.from_dict(json.loads(raw))
+                        got[row.key] = row
+                    elif latest is not None and keys.text(latest) != version:
+                        earlier.append((game_id, name, keys.text(latest)))
+            if earlier:
+                pipe = self.registry.r.pipeline(transaction=False)
+                for game_id, name, latest_version in earlier:
+                    pipe.hget(keys.ladder_rows(game_id), member((name, latest_version)))
+                for (game_id, name, _), raw in zip(earlier, pipe.execute(), strict=True):
+                    if raw:
+                        row = Row.from_dict(json.loads(raw))
+                        found[(game_id, name)][row.key] = row
+            for name, game_ids, enabled, version, most_n, running in records:
+                played, last = 0, 0.0
+                for game_id in game_ids:
+                    got = found[(game_id, name)]
+                    self._rows[game_id][name] = got
+                    mine = got.get((name, version))
+                    if mine is not None:
+                        played += mine.games
+                        last = max(last, mine.last_played)
+                sessions = entries.get(name, {})
+                ladder = not sessions or any(info(v).get(keys.PRESENCE_LADDER) is not False for v in sessions.values())
+                bot = BotInfo(name=name, version=version, games=game_ids, online=True, enabled=enabled,
+                              running=running, max_concurrent=most_n, last_played=last, games_played=played,
+                              ladder=ladder)  # fmt: skip
+                self._known[name] = (bot, frozenset(sessions))
 
 
 class LadderRunner:
@@ -132,9 +192,10 @@ class LadderRunner:
         self._next_fit = 0.0
         self.consumer = consumer or f"ladder-{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(2)}"
         self.seed = seed
+        self.bots = RegistryBots(self.registry, self.ladder, self.config.games)
         self.scheduler = Scheduler(
-            RegistryBots(self.registry, self.ladder, self.config.games),
-            self.ladder.rows,
+            self.bots,
+            self.bots.rows,
             self._enqueue,
             self.config,
             rng=random.Random(seed),
@@ -188,18 +249,28 @@ class LadderRunner:
     def schedule_loop(self) -> None:
         """Feed the queue and tell the scheduler of results and reconnections (a thread)."""
         last: Any = "$"
+        last_change: Any = "$"
         while not self._stop.is_set():
             try:
-                reply: Any = self.r.xread({keys.results(): last}, count=500, block=int(self.tick_s * 1000))
-                for _, entries in reply or []:
+                reply: Any = self.r.xread({keys.results(): last, keys.bot_changes(): last_change}, count=500,
+                                         block=int(self.tick_s * 1000))  # fmt: skip
+                for stream, entries in reply or []:
                     for entry_id, fields in entries:
+                        if keys.text(stream) == keys.bot_changes():
+                            last_change = entry_id
+                            self.bots.changed([keys.text(fields.get(b"bot", b""))])
+                            continue
                         last = entry_id
                         m = self.store.describe(fields[b"match_id"].decode())
                         if m is not None and m.result is not None:
                             self.scheduler.on_result(m.result)
+                            self.bots.changed(str(seat.get("bot_name", "")) for seat in m.result.get("seats", []))
                 if last == "$":
                     newest: Any = self.r.xrevrange(keys.results(), count=1)
                     last = newest[0][0] if newest else "0-0"
+                if last_change == "$":
+                    newest = self.r.xrevrange(keys.bot_changes(), count=1)
+                    last_change = newest[0][0] if newest else "0-0"
                 bots = self.scheduler.source.bots()
                 online = {b.name for b in bots if b.online and b.ladder}  # a --no-ladder session: no validation
                 for b in bots:

@@ -261,7 +261,7 @@ class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
         self, request: arena_pb2.OpenSessionRequest, context: grpc.aio.ServicerContext
     ) -> AsyncIterator[arena_pb2.SessionEvent]:
         """A bot's session: its welcome, the matches it is seated in now, then every new assignment
-        and a heartbeat every ``HEARTBEAT_S`` (all from the gateway's ``SessionHub``)."""
+        and a heartbeat every 30 s (all from the gateway's ``SessionHub``)."""
         token = await require_bot_token(context, bearer(context))
         problem = bot_text_error(bot_version=request.bot_version, sdk_version=request.sdk_version)
         if problem is not None:
@@ -283,6 +283,7 @@ class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
         slog.info("bot session opened", version=request.bot_version, ladder=not request.no_ladder)
         try:
             await self._call(context, self.registry.seen, name, request.bot_version, info)
+            self.hub.written(session)
             yield arena_pb2.SessionEvent(welcome=arena_pb2.SessionWelcome(bot_name=name, session_id=session_id))
             for event in await self._call(context, snapshot, self.registry, self.store.describe, name, self.hub.path):
                 yield event

@@ -2,8 +2,10 @@
 
 Tokens are 32 random bytes shown once, at registration or rotation; Redis keeps only their SHA-256
 (``keys.token(hash) -> name``), so a leaked database does not leak tokens. The admin token is
-stored the same way. Presence is a key with a time-to-live that bot sessions keep refreshing, so a
-crashed gateway leaves no bot "online" for longer than ``PRESENCE_TTL_S``.
+stored the same way. Presence is written per gateway (``arena.service.presence``): a crashed gateway
+leaves no bot "online" for longer than ``PRESENCE_TTL_S``. Every change of a bot's token or enabled flag
+is also announced on ``keys.bot_changes``, so that gateways end its sessions at once instead of checking
+every session's token at every heartbeat.
 """
 
 from __future__ import annotations
@@ -22,11 +24,11 @@ import redis
 from arena import keys
 from arena.redis_client import replicated
 from arena.service.names import fold
+from arena.service.presence import Presence
 from arena.tokens import new_bot_token
 from referee import games
 from referee.wire.values import token_sha256
 
-PRESENCE_TTL_S: Final = 30
 NAME_RE: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
 DEFAULT_MAX_CONCURRENT: Final = 4
 
@@ -185,9 +187,21 @@ return 1
 """
 
 
+BOT_CHANGES_MAXLEN: Final = 10_000
+"""Entries kept on ``keys.bot_changes``: a gateway reads them within a block's time; one that lost its place
+(Redis away) checks all of its sessions instead."""
+
+
+def announce(pipe: Any, name: str) -> Any:
+    """Queue the entry that tells every gateway to check bot ``name``'s sessions now; returns the pipeline."""
+    return pipe.xadd(keys.bot_changes(), {"bot": name}, maxlen=BOT_CHANGES_MAXLEN, approximate=True)
+
+
 class Registry:
-    def __init__(self, client: redis.Redis) -> None:
+    def __init__(self, client: redis.Redis, gateway_id: str | None = None) -> None:
+        """``gateway_id``: whose presence ``seen`` and ``gone`` write (None: a new id for this registry)."""
         self.r = client
+        self.presence = Presence(client, gateway_id)
         self._register = client.register_script(_REGISTER)
         self._rotate = client.register_script(ROTATE_TOKEN)
         self._retire = client.register_script(_RETIRE)
@@ -260,18 +274,18 @@ class Registry:
 
     def rotate_token(self, name: str) -> str:
         token = new_bot_token()
-        done = replicated(self.r, lambda pipe: self._rotate(
+        done = replicated(self.r, lambda pipe: (self._rotate(
             keys=[keys.bot(name), keys.token(token_sha256(token))],
             args=[token_sha256(token), keys.token(""), name], client=pipe,
-        ), f"rotating bot {name!r}'s token")[0]  # fmt: skip
+        ), announce(pipe, name)), f"rotating bot {name!r}'s token")[0]  # fmt: skip
         if not done:
             raise UnknownBotError(f"no bot named {name!r}")
         return token
 
     def set_enabled(self, name: str, enabled: bool, reason: str = "") -> BotRecord:
-        reply = replicated(self.r, lambda pipe: self._set_enabled(
+        reply = replicated(self.r, lambda pipe: (self._set_enabled(
             keys=[keys.bot(name)], args=[int(enabled), "" if enabled else reason], client=pipe,
-        ), f"{'enabling' if enabled else 'disabling'} bot {name!r}")[0]  # fmt: skip
+        ), announce(pipe, name)), f"{'enabling' if enabled else 'disabling'} bot {name!r}")[0]  # fmt: skip
         self._changed(name, reply)
         return self.get(name)
 
@@ -279,9 +293,9 @@ class Registry:
         """Retire the bot for good: disabled (no sessions, no Play, no new matches, off the ladder's
         schedule) and marked ``retired_at``, which nothing undoes. Its hash stays, so its name stays
         taken, and its matches, transcripts and ladder rows are kept. Retiring it again changes nothing."""
-        reply = replicated(self.r, lambda pipe: self._retire(
+        reply = replicated(self.r, lambda pipe: (self._retire(
             keys=[keys.bot(name)], args=[reason, f"{time.time():.6f}"], client=pipe,
-        ), f"retiring bot {name!r}")[0]  # fmt: skip
+        ), announce(pipe, name)), f"retiring bot {name!r}")[0]  # fmt: skip
         self._changed(name, reply)
         return self.get(name)
 
@@ -316,15 +330,16 @@ class Registry:
         pipe = self.r.pipeline(transaction=False)
         for name in names:
             pipe.hgetall(keys.bot(name))
-            pipe.exists(keys.presence(name))
             pipe.scard(keys.bot_running(name))
         replies = pipe.execute()
+        online = self.presence.sessions(names)
         out = []
-        for i in range(len(names)):
-            raw, online, running = replies[3 * i : 3 * i + 3]
+        for i, name in enumerate(names):
+            raw, running = replies[2 * i : 2 * i + 2]
             if not raw:
                 continue
-            rec = self._record({keys.text(k): keys.text(v) for k, v in raw.items()}, bool(online), int(running))
+            rec = self._record({keys.text(k): keys.text(v) for k, v in raw.items()}, online[name] is not None,
+                               int(running))  # fmt: skip
             if game_id is None or game_id in rec.game_ids:
                 out.append(rec)
         return out
@@ -366,28 +381,15 @@ class Registry:
     # ------------------------------------------------------------------ presence
 
     def seen(self, name: str, version: str, session: dict[str, Any]) -> None:
-        """A session of the bot is alive: refresh its presence and its reported version."""
-        pipe = self.r.pipeline(transaction=False)
-        pipe.set(keys.presence(name), json.dumps(session), ex=PRESENCE_TTL_S)
-        pipe.hset(keys.bot(name), mapping={"version": version, "last_seen": f"{time.time():.6f}"})
-        pipe.execute()
-
-    def seen_many(self, sessions: Sequence[tuple[str, str, dict[str, Any]]]) -> None:
-        """``seen`` for many sessions (bot name, version, session info) in one round trip."""
-        if not sessions:
-            return
-        now = f"{time.time():.6f}"
-        pipe = self.r.pipeline(transaction=False)
-        for name, version, session in sessions:
-            pipe.set(keys.presence(name), json.dumps(session), ex=PRESENCE_TTL_S)
-            pipe.hset(keys.bot(name), mapping={"version": version, "last_seen": now})
-        pipe.execute()
+        """A session of the bot opened on this registry's gateway: it is online, at this version."""
+        self.presence.present(name, version, session)
 
     def gone(self, name: str) -> None:
-        self.r.delete(keys.presence(name))
+        """The bot's last session on this registry's gateway closed."""
+        self.presence.absent(name)
 
     def online(self, name: str) -> bool:
-        return bool(self.r.exists(keys.presence(name)))
+        return self.presence.online(name)
 
     def _record(self, h: dict[str, str], online: bool | None = None, running: int | None = None) -> BotRecord:
         name = h["name"]

@@ -2,10 +2,12 @@
 
 A bot keeps one ``OpenSession`` stream open (as lichess's bot event stream). Workers append every
 match assignment to one stream in Redis (``keys.assignments``); each gateway reads it with a single
-connection and hands each entry to the sessions of that bot open here. Presence, token checks and
-heartbeats are done for all sessions at once every ``HEARTBEAT_S``, in two pipelined round trips. So
-a gateway's Redis connections and round trips do not grow with its sessions: ten thousand sessions
-cost what one costs, plus memory.
+connection and hands each entry to the sessions of that bot open here. The same read takes the bots
+whose token or enabled flag changed (``keys.bot_changes``): their sessions here are checked at once, and
+all sessions after the reader lost its place (Redis away). Presence is written when a bot's first session
+opens and its last closes (``arena.service.presence``); every ``HEARTBEAT_S`` the gateway refreshes its
+own liveness in one round trip, and every third time sends each session a heartbeat. So a gateway's Redis
+connections and round trips follow sessions opening, closing and changing, not how many it holds.
 """
 
 from __future__ import annotations
@@ -33,8 +35,16 @@ from referee.wire.values import MatchStatus
 log = structlog.get_logger("arena.service.sessions")
 
 HEARTBEAT_S: Final = 10.0
+"""How often the gateway says it lives (``Presence.beat``: one round trip; the presence time-to-live is 30 s)."""
+SESSION_HEARTBEAT_EVERY: Final = 3
+"""A ``Heartbeat`` message goes to every session every this many beats (30 s): well inside a proxy's idle
+timeout (nginx's 60 s), while sending one to 10,000 sessions every 10 s was most of an idle gateway's CPU
+(9 % of a core against 3 % at 30 s, ``benchmarks/sessions_bench.py``)."""
 READ_BLOCK_MS: Final = 5_000
 READ_COUNT: Final = 1_000
+CHANGE_MEMORY_S: Final = 30.0
+"""How long a bot change read from the stream is remembered, for a session that was opening meanwhile
+(authenticated before the change, added to the hub after its entry was read)."""
 
 
 def assigned(match_id: str, game_id: str, seat: int, address: str = "", route: str = "") -> arena_pb2.SessionEvent:
@@ -100,26 +110,43 @@ class SessionHub:
         # told (match id, worker address) of every assignment read: a worker running the match now
         self.watchers: list[Callable[[str, str], None]] = []
         self._tasks: list[asyncio.Task[None]] = []
+        self._checks: set[asyncio.Task[None]] = set()
         self._last: Any = b"$"
+        self._last_change: Any = b"$"
+        self._changed: dict[str, float] = {}  # bot name -> when its change was read (monotonic)
+        self._recheck = False  # changes may have been missed: check every session
+        self._beats = 0
+        self.present: set[str] = set()  # the bots whose presence this gateway wrote (``seen``)
 
     async def start(self) -> None:
         """Start reading assignments from now on (a session gets the ones before from its snapshot)."""
         with contextlib.suppress(redis.RedisError):
             newest: Any = await self.reader.xrevrange(keys.assignments(), count=1)
             self._last = newest[0][0] if newest else b"0-0"
+            newest = await self.reader.xrevrange(keys.bot_changes(), count=1)
+            self._last_change = newest[0][0] if newest else b"0-0"
         self._tasks = [
             asyncio.create_task(self._read_loop(), name="sessions-read"),
             asyncio.create_task(self._beat_loop(), name="sessions-beat"),
         ]
 
     async def stop(self) -> None:
-        await cancel_and_wait(self._tasks)
+        await cancel_and_wait([*self._tasks, *self._checks])
 
     def open(self, bot_name: str, token_sha256: str, version: str, info: dict[str, Any]) -> Session:
         session = Session(bot_name, token_sha256, version, info)
         self.by_bot.setdefault(bot_name, set()).add(session)
         metrics.BOT_SESSIONS.inc()
+        changed = self._changed.get(bot_name)
+        if changed is not None and time.monotonic() - changed < CHANGE_MEMORY_S:
+            self._spawn_check({bot_name})  # its token may have changed after it was authenticated
         return session
+
+    def written(self, session: Session) -> None:
+        """The session's presence is written (``Registry.seen``): the heartbeat keeps it and, should
+        Redis lose it, writes it again."""
+        if session.bot_name in self.by_bot:
+            self.present.add(session.bot_name)
 
     def close(self, session: Session) -> bool:
         """Forget the session; True when it was the bot's last one here."""
@@ -131,6 +158,7 @@ class SessionHub:
         if sessions:
             return False
         del self.by_bot[session.bot_name]
+        self.present.discard(session.bot_name)
         return True
 
     # ------------------------------------------------------------------ loops
@@ -141,19 +169,35 @@ class SessionHub:
         while True:
             try:
                 reply: Any = await self.reader.xread(
-                    {keys.assignments(): self._last}, count=READ_COUNT, block=READ_BLOCK_MS
-                )
+                    {keys.assignments(): self._last, keys.bot_changes(): self._last_change},
+                    count=READ_COUNT, block=READ_BLOCK_MS,
+                )  # fmt: skip
                 delay = 0.1
             except redis.RedisError as e:  # down, or refusing (OOM, READONLY ...): read again later
                 metrics.REDIS_ERRORS.labels("sessions-read").inc()
                 log.warning("redis unavailable, retrying", op="sessions-read", error=str(e)[:200])
+                self._recheck = True  # a change may come and go (a failover) while we cannot read
                 await asyncio.sleep(delay)
                 delay = min(2.0, delay * 2)
                 continue
-            for _, entries in reply or []:
+            if self._recheck:
+                self._recheck = False
+                self._spawn_check(None)
+            changed: set[str] = set()
+            for stream, entries in reply or []:
+                if keys.text(stream) == keys.bot_changes():
+                    for entry_id, fields in entries:
+                        self._last_change = entry_id
+                        changed.add(keys.text(fields.get(b"bot", b"")))
+                    continue
                 for entry_id, fields in entries:
                     self._last = entry_id
                     self._dispatch({keys.text(k): keys.text(v) for k, v in fields.items()})
+            now = time.monotonic()
+            for name in changed:
+                self._changed[name] = now
+            if changed & self.by_bot.keys():
+                self._spawn_check(changed & self.by_bot.keys())
 
     def _dispatch(self, f: dict[str, str]) -> None:
         for watcher in self.watchers:
@@ -178,22 +222,46 @@ class SessionHub:
                 log.warning("redis unavailable, sessions go on", op="sessions-beat", error=str(e)[:200])
 
     async def beat(self) -> None:
-        """End the sessions whose token was rotated away or whose bot was disabled, refresh the presence
-        of the others, and send each a heartbeat."""
-        sessions = [s for group in self.by_bot.values() for s in group]
+        """Say this gateway lives (its bots stay online), write its presence again if Redis lost it, clear
+        dead gateways' presence, and every ``SESSION_HEARTBEAT_EVERY`` beats send each session a heartbeat."""
+        self._beats += 1
+        if self._beats % SESSION_HEARTBEAT_EVERY == 1:
+            beat = arena_pb2.SessionEvent(heartbeat=arena_pb2.Heartbeat(server_time=time.time()))
+            for group in self.by_bot.values():
+                for session in group:
+                    session.events.put_nowait(beat)
+        cutoff = time.monotonic() - CHANGE_MEMORY_S
+        self._changed = {n: t for n, t in self._changed.items() if t > cutoff}
+        held = await asyncio.to_thread(self.registry.presence.beat)
+        if held < len(self.present):
+            log.warning("presence of this gateway's bots missing in redis: written again", held=held,
+                        bots=len(self.present))  # fmt: skip
+            newest = [(n, s.version, s.info) for n in self.present for s in list(self.by_bot.get(n, ()))[:1]]
+            await asyncio.to_thread(self.registry.presence.present_many, newest)
+        await asyncio.to_thread(self.registry.presence.sweep)
+
+    def _spawn_check(self, names: set[str] | None) -> None:
+        task = asyncio.create_task(self.check(names), name="sessions-check")
+        self._checks.add(task)
+        task.add_done_callback(self._checks.discard)
+
+    async def check(self, names: set[str] | None = None) -> None:
+        """End the sessions (of these bots; None: all) whose token was rotated away or whose bot was
+        disabled or retired. Redis away: every session is checked again once it is back."""
+        sessions = [s for n, group in list(self.by_bot.items()) if names is None or n in names for s in group]
         if not sessions:
             return
-        valid = await asyncio.to_thread(self.registry.valid_tokens, {s.token_sha256 for s in sessions})
-        ended = [s for s in sessions if s.token_sha256 not in valid]
-        if ended:
-            reasons = await asyncio.to_thread(self._why_ended, ended)
-            for session, end in zip(ended, reasons, strict=True):
-                session.events.put_nowait(end)
-        alive = [s for s in sessions if s.token_sha256 in valid]
-        await asyncio.to_thread(self.registry.seen_many, [(s.bot_name, s.version, s.info) for s in alive])
-        beat = arena_pb2.SessionEvent(heartbeat=arena_pb2.Heartbeat(server_time=time.time()))
-        for session in alive:
-            session.events.put_nowait(beat)
+        try:
+            valid = await asyncio.to_thread(self.registry.valid_tokens, {s.token_sha256 for s in sessions})
+            ended = [s for s in sessions if s.token_sha256 not in valid]
+            reasons = await asyncio.to_thread(self._why_ended, ended) if ended else []
+        except TROUBLE as e:
+            metrics.REDIS_ERRORS.labels("sessions-check").inc()
+            log.warning("redis unavailable, sessions checked later", op="sessions-check", error=str(e)[:200])
+            self._recheck = True
+            return
+        for session, end in zip(ended, reasons, strict=True):
+            session.events.put_nowait(end)
 
     def _why_ended(self, sessions: list[Session]) -> list[SessionEnd]:
         out = []
