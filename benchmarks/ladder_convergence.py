@@ -57,14 +57,14 @@ import statistics
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from arena import results
 from arena.ladder import elo, fit
 from arena.ladder.elo import BotKey, Row, Table
-from arena.ladder.scheduler import BotInfo, Pairing, Policy, Scheduler, SchedulerConfig
+from arena.ladder.scheduler import BotInfo, Pairing, Policy, Scheduler, SchedulerConfig, TickPass
 
 TAU = 0.9
 WITHIN = 50.0
@@ -79,8 +79,9 @@ FIT_EVERY = 2  # a new version's fit is checked after every second game of it (i
 class UniformScheduler(Scheduler):
     """Uniform random pairing: any eligible seed, any opponents."""
 
-    def _seeds(self, eligible: list[BotInfo]) -> list[BotInfo]:
-        return self.rng.sample(eligible, len(eligible))
+    def _seeds(self, state: TickPass) -> Iterator[BotInfo]:
+        eligible = [b for b in state.eligible if self._eligible(b)]
+        return iter(self.rng.sample(eligible, len(eligible)))
 
     def _opponents(self, game_id: str, bot: BotInfo, others: list[BotInfo], need: int) -> list[BotInfo]:
         return self._distinct(self.rng.sample(others, len(others)), need)
@@ -89,7 +90,8 @@ class UniformScheduler(Scheduler):
 class HaliteScheduler(Scheduler):
     """Halite III's matchmaking as read in the module doc: seed 25/65/10, opponents among its k nearest."""
 
-    def _seeds(self, eligible: list[BotInfo]) -> list[BotInfo]:
+    def _seeds(self, state: TickPass) -> Iterator[BotInfo]:
+        eligible = [b for b in state.eligible if self._eligible(b)]
         u = self.rng.random()
         if u < 0.25:
             key: Callable[[BotInfo], Any] = lambda b: (b.last_played, self.rng.random())  # noqa: E731
@@ -97,7 +99,7 @@ class HaliteScheduler(Scheduler):
             key = lambda b: (b.games_played + self._scheduled(b.key), self.rng.random())  # noqa: E731
         else:
             key = lambda b: self.rng.random()  # noqa: E731
-        return sorted(eligible, key=key)
+        return iter(sorted(eligible, key=key))
 
     def _opponents(self, game_id: str, bot: BotInfo, others: list[BotInfo], need: int) -> list[BotInfo]:
         r0 = self._row(game_id, bot).rating

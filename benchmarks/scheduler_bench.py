@@ -17,6 +17,7 @@ before issue 34 took 77 s a pass at 100,000). Runs against older code too (``PYT
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 import sys
 import tempfile
@@ -27,6 +28,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from arena import keys
+from arena.ladder.elo import Row
 from arena.ladder.scheduler import SchedulerConfig
 from arena.ladder.store import member
 from arena.local.ladder_runner import LadderRunner
@@ -50,9 +52,14 @@ def populate(r: Any, registered: int, online: int) -> Registry:
             token = token_sha256(name)
             registry._register(
                 keys=[keys.bot(name), keys.token(token), keys.bots(), keys.bot_name_fold(fold(name))],
-                args=[name, "bench", f'["{GAME}"]', token, 4, f"{time.time():.6f}"], client=pipe,
+                args=[name, "bench", f'["{GAME}"]', token, 4, f"{time.time():.6f}", "", keys.token("")], client=pipe,
             )  # fmt: skip
-        pipe.zadd(keys.ladder_board(GAME), {member((n, "1")): 1500 + (hash(n) % 400) for n in names[i : i + 2_000]})
+        rated = {n: 1500.0 + (hash(n) % 400) for n in names[i : i + 2_000]}
+        pipe.zadd(keys.ladder_board(GAME), {member((n, "1")): v for n, v in rated.items()})
+        pipe.hset(keys.ladder_rows(GAME), mapping={
+            member((n, "1")): json.dumps(Row(n, "1", rating=v, games=30, wins=15, losses=15, info=7.0).to_dict())
+            for n, v in rated.items()
+        })  # fmt: skip
         pipe.execute()
     for name in names[:online]:
         registry.seen(name, "1", {"session_id": name, keys.PRESENCE_LADDER: True})
