@@ -47,7 +47,7 @@ from arena.cli.common import (
     standing_json,
 )
 from arena.ladder.report import BOARD_WHOLE, board_table, plot, utc_time
-from arena.ladder.scheduler import DEFAULT_MAX_RATE, DEFAULT_QUEUE_DEPTH
+from arena.ladder.values import DEFAULT_MAX_RATE, DEFAULT_QUEUE_DEPTH
 from referee import games
 
 if TYPE_CHECKING:
@@ -222,7 +222,9 @@ def cmd_ladder_run(args: argparse.Namespace) -> int:
     except argparse.ArgumentTypeError as e:
         raise CliError(f"refusing to start: --ladder-games-per-hour: {e}", 2) from None
     config = SchedulerConfig(
-        games=tuple(args.game or SchedulerConfig().games), queue_depth=args.queue_depth, max_rate=args.max_rate,
+        games=tuple(args.game or SchedulerConfig().games),
+        queue_depth=args.queue_depth,
+        max_rate=args.max_rate,
         games_per_hour=per_hour,
     )
     listen = s.listen or "0.0.0.0:50071"

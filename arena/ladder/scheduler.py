@@ -55,6 +55,7 @@ import referee.games
 from arena import keys, results
 from arena.ladder import elo
 from arena.ladder.elo import BotKey
+from arena.ladder.values import DEFAULT_MAX_RATE, DEFAULT_QUEUE_DEPTH
 from referee.wire.values import EndReason
 
 
@@ -113,13 +114,6 @@ of thousands."""
 class Policy(StrEnum):
     INFORMATIVE = "informative"  # opponents where the result is most uncertain and informative (the default)
     WINDOW = "window"  # the earlier policy: random opponents in a rating window that now and then widens
-
-
-DEFAULT_QUEUE_DEPTH: Final = 64
-DEFAULT_MAX_RATE: Final = 100.0
-"""Enough to keep a large ladder busy (issue 34: 10,000 bots online want 11-56 matches a second; 8 waiting
-and 2 a second delivered 0.08). A small one is held back by each bot's ``max_concurrent`` and
-``games_per_hour``, not by these."""
 
 
 @dataclass(frozen=True)

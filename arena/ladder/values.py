@@ -6,9 +6,17 @@ Plain values, without Redis: the ladder in Redis (``arena.ladder.store``) and th
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Final
 
 from arena.ladder.elo import BotKey, Row
 from arena.ladder.fit import Fitted
+
+DEFAULT_QUEUE_DEPTH: Final = 64
+DEFAULT_MAX_RATE: Final = 100.0
+"""The scheduler's defaults (``SchedulerConfig``), here so that the CLI reads them without importing the
+scheduler (and Redis). Enough to keep a large ladder busy (issue 34: 10,000 bots online want 11-56 matches
+a second; 8 waiting and 2 a second delivered 0.08). A small one is held back by each bot's
+``max_concurrent`` and ``games_per_hour``, not by these."""
 
 
 @dataclass(frozen=True)
