@@ -129,7 +129,7 @@ REDIS_ERRORS: Final = Counter(
 
 FORFEIT_REASONS: Final = ("disconnected", "refusals", "strikes")  # referee.match's ``_forfeit`` calls
 REDIS_OPS: Final[dict[str, tuple[str, ...]]] = {
-    GATEWAY: ("gateway", "sessions-read", "sessions-beat", "relay", "scrape", "health"),
+    GATEWAY: ("gateway", "sessions-read", "sessions-beat", "sessions-check", "relay", "scrape", "health"),
     WORKER: ("claim", "reclaim", "heartbeat", "spec", "events", "announce", "complete", "renew", "authorize",
              "health"),
     LADDER: ("ladder-consume", "ladder-schedule", "scrape", "health"),
