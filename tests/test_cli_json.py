@@ -222,6 +222,7 @@ def test_local_json(tmp_path: Path) -> None:
     (ladder,) = doc["ladders"]
     assert ladder["game_id"] == "shanghaien" and ladder["replay"] is None and Path(ladder["chart"]).exists()
     assert ladder["rows"] and all(set(r) == LADDER_ROW for r in ladder["rows"]) and finite(doc)
+    assert all(r["fit"] is not None and r["fit"]["games"] == r["games"] for r in ladder["rows"])  # fitted at the end
 
 
 # ------------------------------------------------------------------ commands on an arena

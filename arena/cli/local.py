@@ -125,6 +125,7 @@ async def run_local(args: argparse.Namespace) -> int:
                     say.print(f"  {game_id}: replay of its last match {page}")
             ladders = []
             for game_id in game_ids:
+                runner.ladder.refit(game_id)  # the whole-history fit of every result, shown beside the Elo
                 board = runner.ladder.leaderboard(game_id)
                 if not args.json:
                     print_table(board_table(game_id, board), BOARD_WHOLE)
