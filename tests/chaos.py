@@ -241,26 +241,13 @@ async def kill_run(
             worker_redis=linked,
         ) as arena:
             admin = ArenaClient(arena.gateway, arena.admin_token)
-            tokens = {}
-            for name in BOTS:
-                _, tokens[name] = await asyncio.to_thread(admin.register_bot, name, "chaos", ["shanghaien"], 64)
-            bots = [
-                start_bot(name, tokens[name], arena.gateway, arena.logs, bot_delay, i) for i, name in enumerate(BOTS)
-            ]
+            bots = await _start_bots(arena, admin, bot_delay)
             r: Any = connect(arena.redis_url)
             ladder = LadderRunner(arena.redis_url, schedule=False)  # applies the rated results as they come
             threads = ladder.start()
             try:
-                deadline = time.monotonic() + 60
-                while sum(b.online for b in await asyncio.to_thread(admin.list_bots)) < len(BOTS):
-                    if time.monotonic() > deadline:
-                        raise TimeoutError(f"the bots did not connect; see {arena.logs}")
-                    await asyncio.sleep(0.1)
-                ids = []
-                for i in range(matches):
-                    seats = list(BOTS) if i % 2 == 0 else list(reversed(BOTS))
-                    mid, _ = await asyncio.to_thread(admin.request_match, "shanghaien", seats, rated=True)
-                    ids.append(mid)
+                await _online(admin, arena.logs)
+                ids = await _request(admin, matches)
                 stop_at = time.monotonic() + timeout_s
                 churning = asyncio.create_task(_churn(admin, report, rng.random())) if churn else None
                 watching = asyncio.create_task(_watch_moves(r, report))
@@ -314,29 +301,66 @@ async def kill_run(
                 _read_worker_logs(arena.logs, report)
                 _read_let_go(arena.logs, report)
                 await _ladder_check(ladder, report)
-                for b in bots:  # SIGTERM: a bot drains (plays its running matches out), then exits
-                    b.terminate()
-                for name, b in zip(BOTS, bots, strict=True):
-                    try:
-                        b.wait(45)
-                    except subprocess.TimeoutExpired:
-                        report.stuck_bots.append(name)
-                        b.kill()
+                _drain(bots, report)
                 _read_told(r, report, arena.logs)
             finally:
                 for link in proxies.values():
                     link.__exit__()
                 ladder.stop(threads)
-                for b in bots:
-                    b.terminate()
-                for b in bots:
-                    try:
-                        b.wait(10)
-                    except subprocess.TimeoutExpired:
-                        b.kill()
+                _stop_bots(bots)
                 r.close()
                 admin.close()
     return report
+
+
+async def _start_bots(arena: LocalArena, admin: ArenaClient, delay: float) -> list[subprocess.Popen[bytes]]:
+    """Register ``BOTS`` and start each as its own ``arena bot run`` process."""
+    tokens = {}
+    for name in BOTS:
+        _, tokens[name] = await asyncio.to_thread(admin.register_bot, name, "chaos", ["shanghaien"], 64)
+    return [start_bot(name, tokens[name], arena.gateway, arena.logs, delay, i) for i, name in enumerate(BOTS)]
+
+
+async def _online(admin: ArenaClient, logs: Path) -> None:
+    deadline = time.monotonic() + 60
+    while sum(b.online for b in await asyncio.to_thread(admin.list_bots)) < len(BOTS):
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"the bots did not connect; see {logs}")
+        await asyncio.sleep(0.1)
+
+
+async def _request(admin: ArenaClient, matches: int) -> list[str]:
+    """``matches`` rated Shanghaien matches between ``BOTS``, the seats swapped every other one."""
+    ids = []
+    for i in range(matches):
+        seats = list(BOTS) if i % 2 == 0 else list(reversed(BOTS))
+        mid, _ = await asyncio.to_thread(admin.request_match, "shanghaien", seats, rated=True)
+        ids.append(mid)
+    return ids
+
+
+def _drain(bots: list[subprocess.Popen[bytes]], report: KillReport) -> None:
+    """SIGTERM: a bot drains (plays its running matches out), then exits; one still there after 45 s is stuck."""
+    for b in bots:
+        b.terminate()
+    for name, b in zip(BOTS, bots, strict=True):
+        try:
+            b.wait(45)
+        except subprocess.TimeoutExpired:
+            report.stuck_bots.append(name)
+            b.kill()
+
+
+def _stop_bots(bots: list[subprocess.Popen[bytes]]) -> None:
+    """The bots gone whatever happened (let go first, in case they were held with SIGSTOP)."""
+    for b in bots:
+        b.send_signal(signal.SIGCONT)
+        b.terminate()
+    for b in bots:
+        try:
+            b.wait(10)
+        except subprocess.TimeoutExpired:
+            b.kill()
 
 
 async def frozen_at_claim_run(
@@ -361,29 +385,16 @@ async def frozen_at_claim_run(
         async with LocalArena(folder, workers=1, redis_url=redis_url, worker_args=worker_args, direct=direct,
                               log_level="INFO") as arena:  # fmt: skip
             admin = ArenaClient(arena.gateway, arena.admin_token)
-            tokens = {}
-            for name in BOTS:
-                _, tokens[name] = await asyncio.to_thread(admin.register_bot, name, "chaos", ["shanghaien"], 64)
-            bots = [
-                start_bot(name, tokens[name], arena.gateway, arena.logs, bot_delay, i) for i, name in enumerate(BOTS)
-            ]
+            bots = await _start_bots(arena, admin, bot_delay)
             r: Any = connect(arena.redis_url)
             ladder = LadderRunner(arena.redis_url, schedule=False)
             threads = ladder.start()
             frozen = arena.workers[0]
             try:
-                deadline = time.monotonic() + 60
-                while sum(b.online for b in await asyncio.to_thread(admin.list_bots)) < len(BOTS):
-                    if time.monotonic() > deadline:
-                        raise TimeoutError(f"the bots did not connect; see {arena.logs}")
-                    await asyncio.sleep(0.1)
+                await _online(admin, arena.logs)
                 for b in bots:
                     b.send_signal(signal.SIGSTOP)
-                ids = []
-                for i in range(matches):
-                    seats = list(BOTS) if i % 2 == 0 else list(reversed(BOTS))
-                    mid, _ = await asyncio.to_thread(admin.request_match, "shanghaien", seats, rated=True)
-                    ids.append(mid)
+                ids = await _request(admin, matches)
                 deadline = time.monotonic() + 30
                 while sum(len(m) for m in _running_on(r, ids).values()) < matches:
                     if time.monotonic() > deadline:
@@ -403,26 +414,12 @@ async def frozen_at_claim_run(
                 _read_back(r, ids, report, folder)
                 _read_worker_logs(arena.logs, report)
                 await _ladder_check(ladder, report)
-                for b in bots:
-                    b.terminate()
-                for name, b in zip(BOTS, bots, strict=True):
-                    try:
-                        b.wait(45)
-                    except subprocess.TimeoutExpired:
-                        report.stuck_bots.append(name)
-                        b.kill()
+                _drain(bots, report)
                 _read_told(r, report, arena.logs)
             finally:
                 frozen.process.send_signal(signal.SIGCONT)
                 ladder.stop(threads)
-                for b in bots:
-                    b.send_signal(signal.SIGCONT)
-                    b.terminate()
-                for b in bots:
-                    try:
-                        b.wait(10)
-                    except subprocess.TimeoutExpired:
-                        b.kill()
+                _stop_bots(bots)
                 r.close()
                 admin.close()
     return report
