@@ -1,6 +1,6 @@
-"""What a client of the arena raises for a refused call: ``arena.service.client.ArenaClient`` and
-``arena.ladder.client.LadderClient`` both do, and the CLI reports it in one place. On the ground floor so
-that the ladder's client and the service's share it without the ladder importing the service."""
+"""What a client of the arena raises for a refused call: every gateway client does
+(``arena.gateway_client.GatewayClient``), and the CLI reports it in one place. On the ground floor so
+that the service clients share it without importing one another."""
 
 from __future__ import annotations
 

@@ -5,37 +5,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import grpc
-
-from arena.errors import ArenaError
+from arena.gateway_client import GatewayClient
 from referee.wire import event_pb2, event_pb2_grpc, match_pb2
-from referee.wire.contract import bearer_metadata
-from referee.wire.tls import ClientTls, sync_channel
 
 
-class EventClient:
-    def __init__(self, target: str, token: str = "", timeout: float = 30.0, tls: ClientTls | None = None) -> None:
-        self.target = target
-        self.tls = tls
-        self.channel = sync_channel(target, tls)
-        self.stub = event_pb2_grpc.EventServiceStub(self.channel)  # type: ignore[no-untyped-call]
-        self.token = token
-        self.timeout = timeout
-
-    def close(self) -> None:
-        self.channel.close()
-
-    def __enter__(self) -> EventClient:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def _call(self, method: str, request: Any) -> Any:
-        try:
-            return getattr(self.stub, method)(request, metadata=bearer_metadata(self.token), timeout=self.timeout)
-        except grpc.RpcError as e:
-            raise ArenaError(e.code().name, e.details() or "", self.target, self.tls) from None
+class EventClient(GatewayClient):
+    STUB = event_pb2_grpc.EventServiceStub
+    TIMEOUT = 30.0  # an event's standings (a whole fit) can take a while
 
     def create(self, event_id: str, game_id: str, fmt: str, entrants: list[str], *, top: int = 0,
                games_per_pairing: int = 2, time_control: dict[str, int] | None = None, start_at: float = 0.0,

@@ -8,18 +8,14 @@ the gateway not answering is ``UNAVAILABLE``."""
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Final
 
-import grpc
-
-from arena.errors import ArenaError
+from arena.gateway_client import GatewayClient
 from arena.ladder.elo import BotKey, Row
 from arena.ladder.fit import Fitted
 from arena.ladder.values import HeadToHead, HistoryPoint, Standing
 from referee import games
 from referee.wire import ladder_pb2, ladder_pb2_grpc
-from referee.wire.contract import bearer_metadata
-from referee.wire.tls import ClientTls, sync_channel
 
 PAGE: Final = 10_000
 """Leaderboard rows per call (about 1 MB): a whole ladder of 100,000 versions comes in ten pages."""
@@ -50,30 +46,11 @@ def h2h_from_proto(h: ladder_pb2.LadderHeadToHead) -> HeadToHead:
     return HeadToHead((h.a_name, h.a_version), (h.b_name, h.b_version), h.a_wins, h.draws, h.b_wins)
 
 
-class LadderClient:
+class LadderClient(GatewayClient):
     """``LadderClient(gateway_address, token, tls=...)``: the ladder's reads over gRPC."""
 
-    def __init__(self, target: str, token: str = "", timeout: float = 10.0, tls: ClientTls | None = None) -> None:
-        self.target = target
-        self.channel = sync_channel(target, tls, [("grpc.max_receive_message_length", MAX_MESSAGE_BYTES)])
-        self.stub = ladder_pb2_grpc.LadderServiceStub(self.channel)  # type: ignore[no-untyped-call]
-        self.token = token
-        self.timeout = timeout
-
-    def close(self) -> None:
-        self.channel.close()
-
-    def __enter__(self) -> LadderClient:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def _call(self, method: str, request: Any) -> Any:
-        try:
-            return getattr(self.stub, method)(request, metadata=bearer_metadata(self.token), timeout=self.timeout)
-        except grpc.RpcError as e:
-            raise ArenaError(e.code().name, e.details() or "") from None
+    STUB = ladder_pb2_grpc.LadderServiceStub
+    OPTIONS = (("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),)
 
     def games(self) -> list[str]:
         """The games that have a ladder (at least one rated version), sorted."""

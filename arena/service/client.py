@@ -10,9 +10,9 @@ from typing import Any, Final
 import grpc
 
 from arena.errors import DATABASE_TROUBLE, ArenaError
+from arena.gateway_client import GatewayClient
 from referee.wire import arena_pb2, arena_pb2_grpc, match_pb2
-from referee.wire.contract import bearer_metadata, request_id_metadata, to_proto_enum
-from referee.wire.tls import ClientTls, sync_channel
+from referee.wire.contract import request_id_metadata, to_proto_enum
 from referee.wire.values import MatchStatus
 
 REGISTRATION_RETRY_S: Final = 30.0
@@ -20,32 +20,8 @@ REGISTRATION_RETRY_S: Final = 30.0
 sentinels' down-after time plus a few seconds: docs/deploy.md)."""
 
 
-class ArenaClient:
-    def __init__(self, target: str, token: str = "", timeout: float = 10.0, tls: ClientTls | None = None) -> None:
-        self.target = target
-        self.tls = tls
-        self.channel = sync_channel(target, tls)
-        self.stub = arena_pb2_grpc.ArenaServiceStub(self.channel)  # type: ignore[no-untyped-call]
-        self.token = token
-        self.timeout = timeout
-
-    def close(self) -> None:
-        self.channel.close()
-
-    def __enter__(self) -> ArenaClient:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def _md(self) -> tuple[tuple[str, str], ...]:
-        return bearer_metadata(self.token)
-
-    def _call(self, method: str, request: Any, metadata: tuple[tuple[str, str], ...] = ()) -> Any:
-        try:
-            return getattr(self.stub, method)(request, metadata=self._md() + metadata, timeout=self.timeout)
-        except grpc.RpcError as e:
-            raise ArenaError(e.code().name, e.details() or "", self.target, self.tls) from None
+class ArenaClient(GatewayClient):
+    STUB = arena_pb2_grpc.ArenaServiceStub
 
     def _registration(self, method: str, request: Any, request_id: str | None) -> Any:
         """A registration (a bot's, an owner's) under one request id, sent again with it while the arena's
