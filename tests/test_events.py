@@ -123,8 +123,9 @@ async def check_the_event(admin: ArenaClient, r: Any, summary: dict[str, Any], s
     assert taken_over.result.end_reason == 1, taken_over.result.detail  # completed: its bots came back to it
     assert next(s for s in slots if s.match_id == killed).state is SlotState.DONE
     assert all(s.attempt == 0 for s in slots)  # no match played twice
-    recorded = [keys.text(f[b"match_id"]) for _, f in r.xrange(keys.results())]  # no ladder match: the event's only
-    assert sorted(recorded) == sorted(s.match_id for s in slots if s.state is SlotState.DONE)  # each once
+    recorded = [keys.text(f[b"match_id"]) for _, f in r.xrange(keys.results())]
+    ours = [m for m in recorded if m.startswith(f"event-{event.event_id}-")]  # not the ladder's beside it
+    assert sorted(ours) == sorted(s.match_id for s in slots if s.state is SlotState.DONE)  # each once
 
 
 def test_an_eight_bot_event_survives_a_worker_kill_and_its_standings_equal_the_transcripts(
@@ -196,8 +197,8 @@ def test_the_same_event_on_arena_serve_survives_a_worker_kill_and_its_standings_
     event scheduler, two workers it supervises), driven as an admin does: created with ``arena event create
     --json``; one of serve's workers SIGKILLed while it runs an event match (serve says so and starts
     another in its slot; the match is taken over at its lease's end); the standings of ``arena event show
-    --json`` (and the JSON export) checked as above. The bots' sessions stay off the ladder, so that the run
-    is the event's matches alone."""
+    --json`` (and the JSON export) checked as above. The entrants' sessions stay off the ladder (a short
+    run); two other bots play rated ladder matches beside the event, one at a time."""
     served = Served(tmp_path / "data", f"127.0.0.1:{free_port()}", new_admin_token(),
                     flags=("--workers", "2", "--web", "", "--log-level", "WARNING"))  # fmt: skip
     served.start()
@@ -216,10 +217,14 @@ async def _event_on_serve(served: Served) -> None:
     field["stale"].version = "2.0.0"  # the entrant is frozen at 1.0.0: this is another version
     early = {n: b for n, b in field.items() if n != "late"}
     runners = run_bots(early, tokens, served.gateway, ladder=False)
+    beside: dict[str, Bot] = {n: Paced(RandomBot(seed=10 + i)) for i, n in enumerate(("ladder-a", "ladder-b"))}
+    for name in beside:
+        _, tokens[name] = await call(admin.register_bot, name, "tests", [GAME], 1)  # one match at a time
+    runners += run_bots(beside, tokens, served.gateway)
     try:
 
         async def connected() -> bool:
-            return bool(sum(b.online for b in await call(admin.list_bots)) == len(early))
+            return bool(sum(b.online for b in await call(admin.list_bots)) == len(early) + len(beside))
 
         await wait_for(connected, 60, "the bots to connect")
         named = [arg for name in entrants(field) for arg in ("--bot", name)]
@@ -261,6 +266,8 @@ async def _event_on_serve(served: Served) -> None:
     done = await call(served.cli, "event", "show", "cup", "--json")
     summary = json.loads(done.stdout)
     await check_the_event(admin, r, summary, store.slots("cup"), field, killed, killed_worker)
+    played = [m for m in await call(admin.list_matches, bot_name="ladder-a") if m.state == 3 and m.rated]
+    assert played and all(sorted(m.bot_names) == sorted(beside) for m in played)  # the ladder beside the event
     done = await call(served.cli, "event", "export", "cup", "--format", "json", "--json")
     assert done.returncode == 0, done.stderr
     assert json.loads(json.loads(done.stdout)["text"])["standings"] == summary["standings"]
