@@ -1,6 +1,7 @@
 """Helpers the test modules share (fixtures are in conftest.py): the ``arena`` command run as a person runs
-it, in its own process, or in-process against a gateway in the test's event loop; a gateway, a referee and
-bots in the test's event loop; waiting for matches to finish; the tools the tests need.
+it, in its own process, or in-process against a gateway in the test's event loop; ``arena serve`` in its
+own process; a gateway, a referee and bots in the test's event loop; waiting for matches to finish; the
+tools the tests need.
 
 A test module imports what it needs from here, never from another test module.
 """
@@ -10,15 +11,19 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import queue
 import random
 import re
 import shutil
+import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -35,6 +40,7 @@ from arena.service.registry import Registry
 from referee.host import Referee
 from referee.server import start_server
 from referee.wire import bot_pb2
+from referee.wire.tls import ClientTls
 from sdk.arena_client import ArenaBotRunner
 from sdk.bot import Bot, Turn
 
@@ -199,6 +205,111 @@ async def arena_in_process(
     return code, json.loads(mine[0])
 
 
+# ---------------------------------------------------------------------- arena serve, in its own process
+
+
+@dataclass
+class Served:
+    """A running ``arena serve`` as a person runs it (its own process, with its own redis-server and worker
+    processes) and what a test needs to talk to it: its terminal lines, its workers' process ids, the
+    ``arena`` command pointed at it. ``pki``: TLS (``cert``, ``key``, ``ca``) for ``server_name``, served by
+    the gateway and the workers; ``flags``: serve's other flags."""
+
+    data: Path
+    gateway: str
+    token: str
+    pki: dict[str, Path] = field(default_factory=dict)
+    server_name: str = ""
+    flags: tuple[str, ...] = ("--workers", "1")
+    proc: subprocess.Popen[str] | None = None
+    lines: queue.Queue[str] = field(default_factory=queue.Queue)
+    seen: list[str] = field(default_factory=list)
+
+    @property
+    def tls(self) -> ClientTls | None:
+        return ClientTls(self.pki["ca"], self.server_name) if self.pki else None
+
+    @property
+    def redis_url(self) -> str:
+        """Its Redis, with the password (``DATA/redis-url``): what an operator's commands take."""
+        return (self.data / "redis-url").read_text().strip()
+
+    def env(self) -> dict[str, str]:
+        """Its environment and its commands': the admin token, and no ``ARENA_*`` setting nor config file of
+        the person running the tests."""
+        config = self.data.parent / "none.toml"
+        if not config.exists():
+            config.parent.mkdir(parents=True, exist_ok=True)
+            config.write_text("")
+        env = {k: v for k, v in checkout_env().items() if not k.startswith("ARENA_")}
+        return env | {"ARENA_ADMIN_TOKEN": self.token, "ARENA_CONFIG": str(config)}
+
+    def start(self) -> str:
+        """Start it; its first line (the serving summary), once everything is up."""
+        from arena.local.arena import arena_command
+
+        tls = [] if not self.pki else ["--tls-cert", str(self.pki["cert"]), "--tls-key", str(self.pki["key"]),
+                                       "--tls-ca", str(self.pki["ca"])]  # fmt: skip
+        self.proc = subprocess.Popen(
+            arena_command("serve", "--data", str(self.data), "--listen", self.gateway, *self.flags, *tls),
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=self.env(),
+        )  # fmt: skip
+        threading.Thread(target=self._read, args=(self.proc,), daemon=True).start()
+        return self.line(lambda text: text.startswith("arena serving:"), 60)
+
+    def _read(self, proc: subprocess.Popen[str]) -> None:
+        assert proc.stdout is not None
+        for text in proc.stdout:
+            self.lines.put(text.rstrip("\n"))
+
+    def line(self, wanted: Callable[[str], bool], timeout: float) -> str:
+        """The next terminal line for which ``wanted(line)`` holds (skipping the others)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                text = self.lines.get(timeout=0.2)
+            except queue.Empty:
+                assert self.proc is not None and self.proc.poll() is None, ("serve exited", self.seen)
+                continue
+            self.seen.append(text)
+            if wanted(text):
+                return text
+        raise AssertionError(f"no such line in {timeout} s; saw {self.seen}")
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGINT)
+            try:
+                self.proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+    def workers(self) -> list[int]:
+        """Process ids of serve's children that are not its redis-server (its workers), zombies included."""
+        assert self.proc is not None
+        pids = []
+        for task in Path(f"/proc/{self.proc.pid}/task").iterdir():
+            pids += [int(p) for p in (task / "children").read_text().split()]
+        return [p for p in pids if b"redis-server" not in Path(f"/proc/{p}/cmdline").read_bytes()]
+
+    def worker_pid(self, worker_id: str) -> int | None:
+        """The process id of the worker that registered as ``worker_id`` (a match record's ``worker``): serve
+        starts each with ``--worker-id``. None when no live child has it."""
+        for pid in self.workers():
+            try:
+                argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+            except FileNotFoundError:  # exited and reaped meanwhile
+                continue
+            if worker_id.encode() in argv:
+                return pid
+        return None
+
+    def cli(self, *argv: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+        """``arena ARGV --gateway GATEWAY`` with its admin token (no TLS flags: a test adds its own)."""
+        return arena(*argv, "--gateway", self.gateway, env=self.env(), timeout=timeout)
+
+
 # ---------------------------------------------------------------------- a gateway in this event loop
 
 
@@ -298,8 +409,11 @@ async def finished(admin: ArenaClient, match_ids: list[str], timeout: float) -> 
     return done
 
 
-def run_bots(bots: dict[str, Bot], tokens: dict[str, str], gateway: str) -> list[ArenaBotRunner]:
-    runners = [ArenaBotRunner(bots[name], gateway, tokens[name]) for name in bots]
+def run_bots(
+    bots: dict[str, Bot], tokens: dict[str, str], gateway: str, *, ladder: bool = True
+) -> list[ArenaBotRunner]:
+    """Each bot's session in this event loop; ``ladder`` False: sessions that ask the ladder not to seat them."""
+    runners = [ArenaBotRunner(bots[name], gateway, tokens[name], ladder=ladder) for name in bots]
     for r in runners:
         asyncio.get_running_loop().create_task(r.run())
     return runners

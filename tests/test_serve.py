@@ -18,16 +18,11 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import queue
 import secrets
 import signal
 import socket
-import subprocess
-import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -35,86 +30,18 @@ import redis
 import structlog
 import trustme
 
-from arena.local.arena import arena_command
 from arena.local.redisproc import free_port
 from arena.service.client import ArenaClient
 from referee.wire.tls import ClientTls
 from sdk.arena_client import ArenaBotRunner
-from tests.helpers import QUICK_JOIN, SlowRandom, arena, call, finished, register, wait_for
+from tests.helpers import QUICK_JOIN, Served, SlowRandom, call, finished, register, wait_for
 
 NAME = "arena.test"
-
-
-@dataclass
-class Served:
-    """A running ``arena serve`` and what a test needs to talk to it."""
-
-    data: Path
-    gateway: str
-    token: str
-    pki: dict[str, Path]
-    proc: subprocess.Popen[str] | None = None
-    lines: queue.Queue[str] = field(default_factory=queue.Queue)
-    seen: list[str] = field(default_factory=list)
-
-    @property
-    def tls(self) -> ClientTls:
-        return ClientTls(self.pki["ca"], NAME)
-
-    def start(self) -> str:
-        """Start it; its first line (the serving summary), once everything is up."""
-        env = {k: v for k, v in os.environ.items() if not k.startswith("ARENA_")}
-        env |= {"ARENA_ADMIN_TOKEN": self.token, "ARENA_CONFIG": str(self.data.parent / "none.toml")}
-        self.proc = subprocess.Popen(
-            arena_command("serve", "--data", str(self.data), "--listen", self.gateway, "--workers", "1",
-                          "--tls-cert", str(self.pki["cert"]), "--tls-key", str(self.pki["key"]),
-                          "--tls-ca", str(self.pki["ca"])),
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
-        )  # fmt: skip
-        threading.Thread(target=self._read, args=(self.proc,), daemon=True).start()
-        return self.line(lambda text: text.startswith("arena serving:"), 60)
-
-    def _read(self, proc: subprocess.Popen[str]) -> None:
-        assert proc.stdout is not None
-        for text in proc.stdout:
-            self.lines.put(text.rstrip("\n"))
-
-    def line(self, wanted: object, timeout: float) -> str:
-        """The next terminal line for which ``wanted(line)`` holds (skipping the others)."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            try:
-                text = self.lines.get(timeout=0.2)
-            except queue.Empty:
-                assert self.proc is not None and self.proc.poll() is None, ("serve exited", self.seen)
-                continue
-            self.seen.append(text)
-            if wanted(text):  # type: ignore[operator]
-                return text
-        raise AssertionError(f"no such line in {timeout} s; saw {self.seen}")
-
-    def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGINT)
-            try:
-                self.proc.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-
-    def workers(self) -> list[int]:
-        """Process ids of serve's children that are not its redis-server (its workers), zombies included."""
-        assert self.proc is not None
-        pids = []
-        for task in Path(f"/proc/{self.proc.pid}/task").iterdir():
-            pids += [int(p) for p in (task / "children").read_text().split()]
-        return [p for p in pids if b"redis-server" not in Path(f"/proc/{p}/cmdline").read_bytes()]
 
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     folder = tmp_path_factory.mktemp("serve")
-    (folder / "none.toml").write_text("")  # no config file of the person running the tests
     ca = trustme.CA()
     cert = ca.issue_cert(NAME)  # a DNS name only: no IP address, no localhost
     pki = {"ca": folder / "ca.pem", "cert": folder / "cert.pem", "key": folder / "key.pem", "other": folder / "o.pem"}
@@ -122,7 +49,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     cert.private_key_pem.write_to_path(str(pki["key"]))
     cert.cert_chain_pems[0].write_to_path(str(pki["cert"]))
     trustme.CA().cert_pem.write_to_path(str(pki["other"]))
-    s = Served(folder / "data", f"127.0.0.1:{free_port()}", "arena_admin_" + secrets.token_urlsafe(32), pki)
+    s = Served(folder / "data", f"127.0.0.1:{free_port()}", "arena_admin_" + secrets.token_urlsafe(32), pki, NAME)
     s.seen.append(s.start())
     yield s
     s.stop()
@@ -198,12 +125,6 @@ def test_a_worker_killed_with_sigkill_is_reaped_reported_and_replaced(served: Se
     _play(served, ("eps", "zeta"), work)
 
 
-def _arena(served: Served, *argv: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ARENA_")}
-    env |= {"ARENA_ADMIN_TOKEN": served.token, "ARENA_CONFIG": str(served.data.parent / "none.toml")}
-    return arena(*argv, "--gateway", served.gateway, env=env, timeout=60)
-
-
 @pytest.mark.parametrize(
     ("flags", "advice"),
     [
@@ -217,7 +138,7 @@ def test_a_client_not_set_up_for_the_arenas_tls_is_told_which_flag_to_add(
     served: Served, flags: tuple[str, ...], advice: str
 ) -> None:
     argv = [str(served.pki.get(f, f)) for f in flags]
-    done = _arena(served, "bot", "list", *argv)
+    done = served.cli("bot", "list", *argv)
     assert done.returncode == 1 and done.stdout == ""
     lines = done.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith("arena: error: ") and advice in lines[0], done.stderr
