@@ -238,6 +238,24 @@ async def owner_page(request: web.Request) -> web.Response:
     return response
 
 
+NOT_YOURS = "No finished match of your bots has that id."
+
+
+async def _own_match(request: web.Request) -> tuple[Session, str, str] | web.Response:
+    """What an owner's page of one match starts from: the signed-in owner, the match id and the owner's
+    copy of its transcript; a visitor not signed in gets the redirect to sign in (returned), and a match
+    none of whose seats is the owner's the download's 404 (raised), so neither page tells more than it."""
+    s = await session(request)
+    if s is None:
+        return _see_other("/signin")
+    data = request.app[DATA]
+    match_id = request.match_info["match_id"]
+    text = await data.call(_transcript_for, data, match_id, s.owner)
+    if text is None:
+        raise web.HTTPNotFound(text=NOT_YOURS)
+    return s, match_id, text
+
+
 @routes.get(r"/owner/matches/{match_id}.jsonl", name="owner_transcript")
 async def owner_transcript(request: web.Request) -> web.Response:
     """The transcript with this owner's seats' refusal texts (other seats' stay private); 404 for a match
@@ -246,7 +264,7 @@ async def owner_transcript(request: web.Request) -> web.Response:
     data = request.app[DATA]
     text = await data.call(_transcript_for, data, request.match_info["match_id"], s.owner)
     if text is None:
-        raise web.HTTPNotFound(text="No finished match of your bots has that id.")
+        raise web.HTTPNotFound(text=NOT_YOURS)
     name = request.match_info["match_id"].replace('"', "")
     return web.Response(text=text, content_type="application/x-ndjson", charset="utf-8",
                         headers={"Content-Disposition": f'attachment; filename="{name}.private.jsonl"',
@@ -257,14 +275,11 @@ async def owner_transcript(request: web.Request) -> web.Response:
 async def owner_match(request: web.Request) -> web.Response:
     """The owner's seats' refused moves in one match, with the referee's reasons (the private side of a
     transcript a replay does not show); the same 404 as the download for anyone else's match."""
-    s = await session(request)
-    if s is None:
-        return _see_other("/signin")
+    own = await _own_match(request)
+    if isinstance(own, web.Response):
+        return own
+    s, match_id, text = own
     data = request.app[DATA]
-    match_id = request.match_info["match_id"]
-    text = await data.call(_transcript_for, data, match_id, s.owner)
-    if text is None:
-        raise web.HTTPNotFound(text="No finished match of your bots has that id.")
     seats, refusals = _own_refusals(text, await data.call(_own_seats, data, match_id, s.owner))
     response = render(request, "owner_match.html", owner=s.owner, match_id=match_id, seats=seats,
                       refusals=refusals)  # fmt: skip
@@ -277,15 +292,14 @@ async def owner_replay(request: web.Request) -> web.Response:
     """The match's replay from the owner's copy of its transcript: beside its bots' moves, their own
     notes (and their refusals in full), which the public replay never has; the same 404 as the download
     for anyone else's match. Made for each request and cached nowhere (``private, no-store``)."""
-    s = await session(request)
-    if s is None:
-        return _see_other("/signin")
+    own = await _own_match(request)
+    if isinstance(own, web.Response):
+        return own
+    _, match_id, text = own
     data = request.app[DATA]
-    match_id = request.match_info["match_id"]
-    text = await data.call(_transcript_for, data, match_id, s.owner)
     record = await data.call(data.matches.describe, match_id)
-    if text is None or record is None:
-        raise web.HTTPNotFound(text="No finished match of your bots has that id.")
+    if record is None:
+        raise web.HTTPNotFound(text=NOT_YOURS)
     lines = text.removesuffix("\n").split("\n")  # not splitlines: U+2028 may be in a line
     replay = await data.call(replay_data, lines)
     download = request.app.router["owner_transcript"].url_for(match_id=match_id).path
