@@ -306,6 +306,30 @@ def test_a_new_version_meets_established_bots_first() -> None:
         assert opponent in established, (seed, first.bot_names)
 
 
+def test_a_new_version_is_placed_in_even_games() -> None:
+    """A provisional seed's opponents are drawn by how even the game is at its rating, not nearly uniformly:
+    a new version starting at 1500 (its predecessor's rating) among established bots from 700 to 2300 meets
+    the ones within 200 points of it in most of its first games. Before, its huge uncertainty made every
+    opponent nearly as "informative", and at four players half the new versions were still over 50 points
+    off their strength after 40 matches (docs/ladder.md)."""
+    established = {f"old{i}": Row(f"old{i}", "1", rating=700.0 + 100 * i, games=40, info=9.0) for i in range(17)}
+    rows: dict[BotKey, Row] = {r.key: r for r in established.values()}
+    rows[("new", "1")] = Row("new", "1", rating=1500.0, games=60, info=12.0)  # its previous version
+    bots = [BotInfo(n, "1", ("shanghaien",), max_concurrent=100, games_played=40) for n in established]
+    bots.append(BotInfo("new", "2", ("shanghaien",), max_concurrent=100, games_played=0))
+    cfg = SchedulerConfig(games=("shanghaien",), queue_depth=10**6, max_rate=1e9, burst=10**9, games_per_hour=0)
+    gaps = []
+    for seed in range(200):
+        s = Scheduler(lambda: bots, lambda g: rows, lambda p: None, cfg, rng=random.Random(seed))  # type: ignore[arg-type]
+        first = s.next_match(bots)
+        assert first is not None and "new" in first.bot_names
+        opponent = next(n for n in first.bot_names if n != "new")
+        gaps.append(abs(established[opponent].rating - 1500.0))
+    near = sum(g <= 200 for g in gaps)
+    assert near >= 0.8 * len(gaps), sorted(gaps)  # uniform over the 17 would put 5 in 17 (29%) there
+    assert max(gaps) <= 500, sorted(gaps)
+
+
 def test_nobody_starves_under_the_informative_policy() -> None:
     """Bots far from everyone else (the weakest and the strongest) get as many games as the crowd in the
     middle: the first player is the one with fewest games, whatever the information its matches carry."""

@@ -18,7 +18,8 @@ Policy, each ``tick``:
 3. Opponents (``Policy.INFORMATIVE``, the default): drawn with chances in proportion to ``information``
    (how much one game shrinks the variance of the two ratings' difference) to the power ``sharpness``,
    or with chance ``explore`` uniformly; a provisional seed meets established bots when enough are
-   eligible, so that a new version is placed against ratings that mean something. Measured with
+   eligible, drawn by how even the game is (``placement``), so that a new version is placed against
+   ratings that mean something, near its own. Measured with
    ``benchmarks/ladder_convergence.py`` (docs/ladder.md). ``Policy.WINDOW``, the earlier one: drawn at
    random among eligible bots whose rating is within a window of its own: ``window`` points, doubled
    while a coin (``widen_p``) says so, up to ``max_window``; too few inside the window: the nearest
@@ -131,6 +132,7 @@ class SchedulerConfig:
     policy: Policy = Policy.INFORMATIVE
     explore: float = 0.1  # informative: chance of opponents drawn uniformly (keeps every part of the ladder met)
     sharpness: float = 2.0  # informative: opponents drawn with chances in proportion to information ** sharpness
+    placement: float = 4.0  # informative: a provisional seed's opponents by (p (1 - p)) ** placement (even games)
     candidates: int = 256  # opponents weighed for a pairing at most: a random sample of the eligible beyond this
 
 
@@ -337,30 +339,54 @@ class Scheduler:
 
     def _informative(self, game_id: str, bot: BotInfo, others: list[BotInfo], need: int) -> list[BotInfo]:
         """Opponents whose results with the seed teach the ladder most (``information``), drawn with chances in
-        proportion to its power ``sharpness`` (2: mostly the most informative few, now and then another); a
-        provisional seed meets established bots (out of their provisional games) when enough are eligible,
-        so that its rating is placed against ratings that mean something. With chance ``explore`` the
-        opponents are drawn uniformly instead."""
+        proportion to its power ``sharpness`` (2: mostly the most informative few, now and then another). With
+        chance ``explore`` the opponents are drawn uniformly instead.
+
+        A provisional seed is placed instead: it meets established bots (out of their provisional games) when
+        enough are eligible, so that its rating is placed against ratings that mean something, drawn by how
+        even the game is, ``(p (1 - p)) ** placement``. Why not by ``information``: while the seed's rating is
+        that uncertain, a game shrinks its variance by nearly the same whoever it meets, so the draw was nearly
+        uniform, and a lopsided result barely moves a rating: at four players half the new versions were not
+        within 50 points of their strength after 40 matches (``benchmarks/ladder_convergence.py``, 16 seeds;
+        placed by evenness, 10 matches)."""
         rows = {b.key: self._row(game_id, b) for b in (bot, *others)}
-        pool = others
-        if rows[bot.key].provisional:
+        seed = rows[bot.key]
+        if seed.provisional:
             established = [o for o in others if not rows[o.key].provisional]
-            if len({o.name for o in established}) >= need:
-                pool = established
+            pool = established if len({o.name for o in established}) >= need else others
+            return self._placement(bot, seed, pool, others, rows, need)
         if self.rng.random() < self.config.explore:
-            drawn = self._distinct(self.rng.sample(pool, len(pool)), need)
+            drawn = self._distinct(self.rng.sample(others, len(others)), need)
             return drawn if len(drawn) == need else self._distinct(others, need)
         chosen: list[BotInfo] = []
-        seated = [rows[bot.key]]
+        seated = [seed]
         while len(chosen) < need:
             names = {bot.name, *(c.name for c in chosen)}
-            candidates = [o for o in pool if o.name not in names] or [o for o in others if o.name not in names]
+            candidates = [o for o in others if o.name not in names]
             if not candidates:
                 break
             weights = [sum(information(s, rows[o.key]) for s in seated) ** self.config.sharpness for o in candidates]
             pick = self.rng.choices(candidates, weights)[0] if sum(weights) > 0 else self.rng.choice(candidates)
             chosen.append(pick)
             seated.append(rows[pick.key])
+        return chosen
+
+    def _placement(
+        self, bot: BotInfo, seed: elo.Row, pool: list[BotInfo], others: list[BotInfo],
+        rows: Mapping[BotKey, elo.Row], need: int,
+    ) -> list[BotInfo]:  # fmt: skip
+        """A provisional seed's opponents (``_informative``): from ``pool`` (else any of ``others``), each
+        drawn with chance in proportion to ``(p (1 - p)) ** placement`` at the seed's rating."""
+        chosen: list[BotInfo] = []
+        while len(chosen) < need:
+            names = {bot.name, *(c.name for c in chosen)}
+            candidates = [o for o in pool if o.name not in names] or [o for o in others if o.name not in names]
+            if not candidates:
+                break
+            evenness = [elo.expected(seed.rating, rows[o.key].rating) for o in candidates]
+            weights = [(p * (1.0 - p)) ** self.config.placement for p in evenness]
+            pick = self.rng.choices(candidates, weights)[0] if sum(weights) > 0 else self.rng.choice(candidates)
+            chosen.append(pick)
         return chosen
 
     @staticmethod
