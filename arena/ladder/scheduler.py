@@ -342,9 +342,9 @@ class Scheduler:
         proportion to its power ``sharpness`` (2: mostly the most informative few, now and then another). With
         chance ``explore`` the opponents are drawn uniformly instead.
 
-        A provisional seed is placed instead: it meets established bots (out of their provisional games) when
-        enough are eligible, so that its rating is placed against ratings that mean something, drawn by how
-        even the game is, ``(p (1 - p)) ** placement``. Why not by ``information``: while the seed's rating is
+        A provisional seed is placed instead when enough established bots (out of their provisional games) are
+        eligible: it meets them, so that its rating is placed against ratings that mean something, drawn by
+        how even the game is, ``(p (1 - p)) ** placement``. Why not by ``information``: while the seed's rating is
         that uncertain, a game shrinks its variance by nearly the same whoever it meets, so the draw was nearly
         uniform, and a lopsided result barely moves a rating: at four players half the new versions were not
         within 50 points of their strength after 40 matches (``benchmarks/ladder_convergence.py``, 16 seeds;
@@ -353,8 +353,8 @@ class Scheduler:
         seed = rows[bot.key]
         if seed.provisional:
             established = [o for o in others if not rows[o.key].provisional]
-            pool = established if len({o.name for o in established}) >= need else others
-            return self._placement(bot, seed, pool, others, rows, need)
+            if len({o.name for o in established}) >= need:  # at a ladder's start nobody is: by information
+                return self._placement(bot, seed, established, rows, need)
         if self.rng.random() < self.config.explore:
             drawn = self._distinct(self.rng.sample(others, len(others)), need)
             return drawn if len(drawn) == need else self._distinct(others, need)
@@ -372,15 +372,15 @@ class Scheduler:
         return chosen
 
     def _placement(
-        self, bot: BotInfo, seed: elo.Row, pool: list[BotInfo], others: list[BotInfo],
-        rows: Mapping[BotKey, elo.Row], need: int,
-    ) -> list[BotInfo]:  # fmt: skip
-        """A provisional seed's opponents (``_informative``): from ``pool`` (else any of ``others``), each
-        drawn with chance in proportion to ``(p (1 - p)) ** placement`` at the seed's rating."""
+        self, bot: BotInfo, seed: elo.Row, pool: list[BotInfo], rows: Mapping[BotKey, elo.Row], need: int
+    ) -> list[BotInfo]:
+        """A provisional seed's opponents (``_informative``) from the established ``pool`` (of at least
+        ``need`` names), each drawn with chance in proportion to ``(p (1 - p)) ** placement`` at the seed's
+        rating."""
         chosen: list[BotInfo] = []
         while len(chosen) < need:
             names = {bot.name, *(c.name for c in chosen)}
-            candidates = [o for o in pool if o.name not in names] or [o for o in others if o.name not in names]
+            candidates = [o for o in pool if o.name not in names]
             if not candidates:
                 break
             evenness = [elo.expected(seed.rating, rows[o.key].rating) for o in candidates]
