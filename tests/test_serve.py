@@ -134,11 +134,14 @@ def test_a_worker_killed_with_sigkill_is_reaped_reported_and_replaced(served: Se
         (("--tls-ca", "ca"), f"add --tls-server-name {NAME}"),  # 127.0.0.1 is not on the certificate
     ],
 )
+@pytest.mark.parametrize(
+    "command", [("bot", "list"), ("ladder", "show", "--game", "shanghaien"), ("event", "list")], ids=" ".join
+)  # each service's client: the ladder's said only gRPC's own text before they shared one (GatewayClient)
 def test_a_client_not_set_up_for_the_arenas_tls_is_told_which_flag_to_add(
-    served: Served, flags: tuple[str, ...], advice: str
+    served: Served, flags: tuple[str, ...], advice: str, command: tuple[str, ...]
 ) -> None:
     argv = [str(served.pki.get(f, f)) for f in flags]
-    done = served.cli("bot", "list", *argv)
+    done = served.cli(*command, *argv)
     assert done.returncode == 1 and done.stdout == ""
     lines = done.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith("arena: error: ") and advice in lines[0], done.stderr

@@ -42,6 +42,7 @@ from arena.cli.common import (
     non_negative_int,
     positive_int,
     print_table,
+    refused,
     run_service,
     settings,
     standing_json,
@@ -82,7 +83,10 @@ def _gateway(args: argparse.Namespace) -> Iterator[LadderClient]:
             yield c
     except ArenaError as e:
         if e.code in ("UNAVAILABLE", "DEADLINE_EXCEEDED"):
-            raise CliError(f"cannot reach the arena at {address}: {e.message or e.code}") from None
+            said = refused(e)  # the TLS flag to add when that is why, as for every other command
+            if said == str(e):
+                said = f"cannot reach the arena at {address}: {e.message or e.code}"
+            raise CliError(said) from None
         if e.code == "UNIMPLEMENTED":
             raise CliError(f"the arena at {address} does not serve the ladder (LadderService)") from None
         raise
