@@ -397,12 +397,13 @@ class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
         self, request: arena_pb2.RequestMatchRequest, context: grpc.aio.ServicerContext
     ) -> arena_pb2.RequestMatchResponse:
         caller = await self._require(context, CallerKind.OWNER)
+        retry_id = await self._request_id(context)
         if caller.kind is CallerKind.OWNER:
             await self._owner_may_request(context, caller, request)
         match_id, seed_hash = await self._call(
             context, self.store.request, request.game_id, list(request.bot_names), seed=request.seed,
             rated=request.rated, time_control=control_overrides(request.time_control), match_id=request.match_id,
-            requested_by=caller.name,
+            requested_by=caller.name, request_id=retry_id,
         )  # fmt: skip
         metrics.MATCHES_REQUESTED.inc()
         log.info("match requested", match_id=match_id, game_id=request.game_id, bots=list(request.bot_names))
