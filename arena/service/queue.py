@@ -251,10 +251,12 @@ class MatchQueue:
         chose, so neither a second match nor "exists already". The match is indexed by time, by game and by
         each seated bot. ``seed`` is kept apart from the match's record, which is public.
 
-        Ladder matches wait for the replicas too: the scheduler queues at most ``max_rate`` a second and
-        the ``WAIT`` costs one round trip to a replica on top (``benchmarks/enqueue_wait.py``), and a
-        ladder match lost after its answer would hold its seats in the scheduler's bookkeeping until the
-        scheduler restarts (it expects a result that never comes).
+        Ladder matches wait for the replicas too: the scheduler queues at most ``max_rate`` (100) a second
+        and the ``WAIT`` costs a round trip to the replicas on top, far within that
+        (``benchmarks/enqueue_wait.py``: 326-363 a second from one thread with ``WAIT 2``, 385-422
+        without). A lost ladder match is not harmless: the scheduler counts it against its bots' seats
+        until a result that never comes (``Scheduler.sweep`` frees them within a minute, for a loss
+        nothing could prevent: ``redis_replicas`` 0, a restore of an older backup).
         """
         index = [keys.matches_by_time(), keys.matches_by_game(match.game_id)]
         index += [keys.matches_by_bot(b) for b in sorted(set(match.bot_names))]
