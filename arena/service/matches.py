@@ -146,6 +146,11 @@ class MatchStore:
             _check_retry(request_id, queued, match, explicit_id=bool(match_id), explicit_seed=explicit_seed)
         return queued.match_id, queued.seed_sha256
 
+    def requested(self, caller: str, request_id: str) -> str | None:
+        """The id of the match ``caller``'s request with ``request_id`` queued (kept a day), or None."""
+        made: Any = self.r.get(keys.match_request(caller, request_id))
+        return None if made is None else keys.text(made)
+
     # ----------------------------------------------------------------- reading
 
     def describe(self, match_id: str) -> MatchRecord | None:
