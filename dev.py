@@ -49,6 +49,7 @@ def test(args: list[str]) -> int:
     py = BIN / "python"
     checks: list[list[str | Path]] = [
         [py, "-m", "ruff", "check", "."],
+        [py, "-m", "ruff", "format", "--check", "."],
         [py, "-m", "mypy"],
         [py, "-m", "pytest", *args],
     ]

@@ -31,39 +31,72 @@ SETTINGS: Final = {
     s.name: s
     for s in (
         Setting("redis_url", "ARENA_REDIS_URL", "redis://127.0.0.1:6379/0", "Redis, the arena's system of record"),
-        Setting("redis_replicas", "ARENA_REDIS_REPLICAS", -1,
-                "replicas that must hold a write the arena must not lose (a result, a registration, a token, a "
-                "ladder batch) before it is done (WAIT); -1: 1 behind a Sentinel URL or when the primary has "
-                "replicas, else 0"),
+        Setting(
+            "redis_replicas",
+            "ARENA_REDIS_REPLICAS",
+            -1,
+            "replicas that must hold a write the arena must not lose (a result, a registration, a token, a "
+            "ladder batch) before it is done (WAIT); -1: 1 behind a Sentinel URL or when the primary has "
+            "replicas, else 0",
+        ),
         Setting("gateway", "ARENA_GATEWAY", "127.0.0.1:50051", "the arena's gateway (ArenaService) for clients"),
         Setting("admin_token", "ARENA_ADMIN_TOKEN", "", "the admin token, for admin calls"),
         Setting("token", "ARENA_BOT_TOKEN", "", "a bot's token"),
         Setting("owner_token", "ARENA_OWNER_TOKEN", "", "an owner's token (a bot author's: manages its own bots)"),
-        Setting("session_opens_per_min", "ARENA_SESSION_OPENS_PER_MIN", 120,
-                "sessions and Play streams a bot token may open per rate window (0: no limit)"),
-        Setting("match_requests_per_min", "ARENA_MATCH_REQUESTS_PER_MIN", 30,
-                "matches an owner token may request per rate window (0: no limit)"),
+        Setting(
+            "session_opens_per_min",
+            "ARENA_SESSION_OPENS_PER_MIN",
+            120,
+            "sessions and Play streams a bot token may open per rate window (0: no limit)",
+        ),
+        Setting(
+            "match_requests_per_min",
+            "ARENA_MATCH_REQUESTS_PER_MIN",
+            30,
+            "matches an owner token may request per rate window (0: no limit)",
+        ),
         Setting("rate_window_s", "ARENA_RATE_WINDOW_S", 60, "the rate limits' window, in seconds"),
-        Setting("archive", "ARENA_ARCHIVE", "", "folder of archived transcripts (shared by every gateway); "
-                "empty: transcripts stay in Redis"),
-        Setting("transcript_retention_min", "ARENA_TRANSCRIPT_RETENTION_MIN", 0,
-                "minutes a finished match's transcript stays in Redis before it moves to --archive (0: "
-                "seconds after it ends; sooner when Redis is half full)"),
-        Setting("ladder_games_per_hour", "ARENA_LADDER_GAMES_PER_HOUR", 60,
-                "ladder matches the scheduler queues per bot and hour at most (0: no limit)"),
+        Setting(
+            "archive",
+            "ARENA_ARCHIVE",
+            "",
+            "folder of archived transcripts (shared by every gateway); empty: transcripts stay in Redis",
+        ),
+        Setting(
+            "transcript_retention_min",
+            "ARENA_TRANSCRIPT_RETENTION_MIN",
+            0,
+            "minutes a finished match's transcript stays in Redis before it moves to --archive (0: "
+            "seconds after it ends; sooner when Redis is half full)",
+        ),
+        Setting(
+            "ladder_games_per_hour",
+            "ARENA_LADDER_GAMES_PER_HOUR",
+            60,
+            "ladder matches the scheduler queues per bot and hour at most (0: no limit)",
+        ),
         Setting("listen", "ARENA_LISTEN", "", "address a service listens on (host:port)"),
         Setting("advertise", "ARENA_ADVERTISE", "", "address bots use to reach this worker"),
-        Setting("play_proxy", "ARENA_PLAY_PROXY", "", "the gateway's assignments send bots to play through the "
-                "Play proxy (nginx, `arena proxy-config`) at this public HOST:PORT, with each worker's route; "
-                "empty: through the gateway's own relay"),
+        Setting(
+            "play_proxy",
+            "ARENA_PLAY_PROXY",
+            "",
+            "the gateway's assignments send bots to play through the "
+            "Play proxy (nginx, `arena proxy-config`) at this public HOST:PORT, with each worker's route; "
+            "empty: through the gateway's own relay",
+        ),
         Setting("metrics_port", "ARENA_METRICS_PORT", 0, "Prometheus /metrics port (0: none)"),
         Setting("log_level", "ARENA_LOG_LEVEL", "INFO", "log level"),
         Setting("tls_cert", "ARENA_TLS_CERT", "", "this service's TLS certificate chain (PEM); with --tls-key"),
         Setting("tls_key", "ARENA_TLS_KEY", "", "this service's TLS private key (PEM)"),
         Setting("tls", "ARENA_TLS", False, "dial with TLS, verifying the server (system roots or --tls-ca)"),
         Setting("tls_ca", "ARENA_TLS_CA", "", "CA bundle (PEM) that signed the server's certificate; implies --tls"),
-        Setting("tls_server_name", "ARENA_TLS_SERVER_NAME", "", "name the server's certificate must carry, "
-                "when it is not the host dialled"),
+        Setting(
+            "tls_server_name",
+            "ARENA_TLS_SERVER_NAME",
+            "",
+            "name the server's certificate must carry, when it is not the host dialled",
+        ),
     )
 }
 

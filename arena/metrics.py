@@ -130,16 +130,32 @@ REDIS_ERRORS: Final = Counter(
 FORFEIT_REASONS: Final = ("disconnected", "refusals", "strikes")  # referee.match's ``_forfeit`` calls
 REDIS_OPS: Final[dict[str, tuple[str, ...]]] = {
     GATEWAY: ("gateway", "sessions-read", "sessions-beat", "sessions-check", "relay", "scrape", "health"),
-    WORKER: ("claim", "reclaim", "heartbeat", "spec", "events", "announce", "complete", "renew", "authorize",
-             "health"),
+    WORKER: ("claim", "reclaim", "heartbeat", "spec", "events", "announce", "complete", "renew", "authorize", "health"),
     LADDER: ("ladder-consume", "ladder-schedule", "scrape", "health"),
     WEB: ("health",),
 }
 FAMILIES: Final[dict[str, tuple[Any, ...]]] = {
-    GATEWAY: (BOT_SESSIONS, RELAYED_STREAMS, RELAY_REATTACHED, RELAY_RETRIES, MATCHES_REQUESTED, CALLS_REFUSED,
-              REDIS_ERRORS),
-    WORKER: (MATCHES_RUNNING, MATCHES_FINISHED, MATCHES_RESUMED, MOVE_LATENCY, TIMEOUTS, REFUSALS, FORFEITS,
-             LEASES_HELD, LEASES_LOST, REDIS_ERRORS),
+    GATEWAY: (
+        BOT_SESSIONS,
+        RELAYED_STREAMS,
+        RELAY_REATTACHED,
+        RELAY_RETRIES,
+        MATCHES_REQUESTED,
+        CALLS_REFUSED,
+        REDIS_ERRORS,
+    ),
+    WORKER: (
+        MATCHES_RUNNING,
+        MATCHES_FINISHED,
+        MATCHES_RESUMED,
+        MOVE_LATENCY,
+        TIMEOUTS,
+        REFUSALS,
+        FORFEITS,
+        LEASES_HELD,
+        LEASES_LOST,
+        REDIS_ERRORS,
+    ),
     LADDER: (LADDER_APPLIED, LADDER_SCHEDULED, LADDER_PAUSED, REDIS_ERRORS),
     WEB: (WEB_REQUESTS, WEB_DURATION, WEB_LIVE_VIEWERS, REDIS_ERRORS),
 }
@@ -168,8 +184,12 @@ def family_names(kind: str) -> set[str]:
 
 
 SCRAPED_LABELS: Final[dict[str, tuple[str, ...]]] = {
-    QUEUE_DEPTH: ("priority",), MATCHES_BY_STATE: ("state",), LADDER_LAG: (), LADDER_UNAPPLIED: (),
-    REDIS_USED: (), REDIS_MAX: (),
+    QUEUE_DEPTH: ("priority",),
+    MATCHES_BY_STATE: ("state",),
+    LADDER_LAG: (),
+    LADDER_UNAPPLIED: (),
+    REDIS_USED: (),
+    REDIS_MAX: (),
 }
 
 

@@ -57,8 +57,12 @@ def main() -> int:
     parser.add_argument("--capacity", type=int, default=3, help="matches a worker runs at once")
     parser.add_argument("--bot-delay", type=float, default=0.04, help="seconds a bot thinks a move")
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--replicas", type=int, default=-1,
-                        help="the redis_replicas setting of every process (-1: auto, 1 behind Sentinel)")
+    parser.add_argument(
+        "--replicas",
+        type=int,
+        default=-1,
+        help="the redis_replicas setting of every process (-1: auto, 1 behind Sentinel)",
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     os.environ["ARENA_REDIS_REPLICAS"] = str(args.replicas)  # the workers inherit it

@@ -40,8 +40,11 @@ def priorities() -> list[str]:
     importing it needs redis-py, which a validator's Python may lack)."""
     tree = ast.parse((ROOT / "arena" / "service" / "queue.py").read_text())
     cls = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Priority")
-    return [n.value.value for n in cls.body
-            if isinstance(n, ast.Assign) and isinstance(n.value, ast.Constant) and isinstance(n.value.value, str)]
+    return [
+        n.value.value
+        for n in cls.body
+        if isinstance(n, ast.Assign) and isinstance(n.value, ast.Constant) and isinstance(n.value.value, str)
+    ]
 
 
 def version() -> str:

@@ -314,4 +314,3 @@ class Referee:
         deadline = asyncio.get_running_loop().time() + drain_s
         while any(self.sessions.values()) and asyncio.get_running_loop().time() < deadline:
             await asyncio.sleep(0.01)
-

@@ -69,9 +69,7 @@ def wants_json(stream: TextIO | None = None) -> bool:
         return True
 
 
-def configure(
-    *, json: bool | None = True, level: str = "INFO", service: str = "", file: Path | None = None
-) -> None:
+def configure(*, json: bool | None = True, level: str = "INFO", service: str = "", file: Path | None = None) -> None:
     """Send structlog's and the standard library's logging to stderr (or appended to ``file``), as JSON
     lines or (``json=False``) a readable console; ``json=None``: JSON unless stderr is a terminal.
     ``service`` names the process in every JSON line."""
@@ -100,8 +98,14 @@ def configure(
         exceptions = structlog.processors.format_exc_info
         renderer = structlog.dev.ConsoleRenderer(colors=file is None and stream.isatty())
     structlog.configure(
-        processors=[structlog.contextvars.merge_contextvars, *common, _add_logger_name, _one_line_error, exceptions,
-                    renderer],
+        processors=[
+            structlog.contextvars.merge_contextvars,
+            *common,
+            _add_logger_name,
+            _one_line_error,
+            exceptions,
+            renderer,
+        ],
         wrapper_class=structlog.make_filtering_bound_logger(logging.getLevelName(level.upper())),
         logger_factory=lambda *args: _NamedLogger(stream, str(args[0]) if args else ""),
         # Not cached: a module's logger follows the configuration in force when it logs. A cached one kept the

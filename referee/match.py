@@ -116,9 +116,7 @@ class PendingTurn:
 class Match:
     """One match in progress. ``run()`` plays it to the end and returns the result."""
 
-    def __init__(
-        self, spec: MatchSpec, *, clock: Callable[[], float] = time.monotonic, hold_end: bool = False
-    ) -> None:
+    def __init__(self, spec: MatchSpec, *, clock: Callable[[], float] = time.monotonic, hold_end: bool = False) -> None:
         self.spec = spec
         # the seats' MatchEnded waits for ``announce_end``: the host records the result first, so that a bot
         # is never told a result its host could still lose (a worker killed before it stored the end)

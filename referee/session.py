@@ -206,4 +206,3 @@ def add_history(records: Any, match: Match, start: int) -> None:
     add = records.add
     for i, (actor, text) in enumerate(match.history[start:], start):
         add(ply=i, actor=actor, action=text)
-

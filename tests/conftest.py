@@ -69,8 +69,9 @@ def cli_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPat
 def _logging_as_it_was() -> Iterator[None]:
     """A command run in-process (``main([...])``) configures structlog and the root logger for the whole
     process: its level filter (``arena bot check`` logs errors only) or its log file would otherwise reach
-    every later test, and so would whether its errors go out as JSON (an in-process CLI then printed its error
-as a JSON log line, not the line a test reads). Each test ends with the configuration it started with."""
+    every later test, and so would whether its errors go out as JSON (an in-process CLI then printed its
+    error as a JSON log line, not the line a test reads). Each test ends with the configuration it started
+    with."""
     import logging
 
     import structlog

@@ -35,20 +35,20 @@ def test_rotating_a_token_does_not_reset_the_owners_request_count(redis_url: str
         limits = RateLimits(session_opens=100, match_requests=2, window_s=window)
         async with gateway(redis_url, limiter=RateLimiter.from_limits(r, limits)) as address, \
                 grpc.aio.insecure_channel(address) as channel:  # fmt: skip
-                stub = arena_pb2_grpc.ArenaServiceStub(channel)  # type: ignore[no-untyped-call]
-                request = arena_pb2.RequestMatchRequest(game_id="shanghaien", bot_names=["mine", "ref"])
+            stub = arena_pb2_grpc.ArenaServiceStub(channel)  # type: ignore[no-untyped-call]
+            request = arena_pb2.RequestMatchRequest(game_id="shanghaien", bot_names=["mine", "ref"])
 
-                async def status(token: str) -> grpc.StatusCode:
-                    try:
-                        await stub.RequestMatch(request, metadata=bearer_metadata(token))
-                    except grpc.aio.AioRpcError as e:
-                        return e.code()
-                    return grpc.StatusCode.OK
+            async def status(token: str) -> grpc.StatusCode:
+                try:
+                    await stub.RequestMatch(request, metadata=bearer_metadata(token))
+                except grpc.aio.AioRpcError as e:
+                    return e.code()
+                return grpc.StatusCode.OK
 
-                await asyncio.to_thread(early_in_window, r, window)
-                assert [await status(tokens["me"]) for _ in range(2)] == [grpc.StatusCode.OK] * 2
-                rotated = await asyncio.to_thread(Owners(r).rotate_token, "me")
-                assert await status(rotated) == grpc.StatusCode.RESOURCE_EXHAUSTED  # the owner's, whatever token
+            await asyncio.to_thread(early_in_window, r, window)
+            assert [await status(tokens["me"]) for _ in range(2)] == [grpc.StatusCode.OK] * 2
+            rotated = await asyncio.to_thread(Owners(r).rotate_token, "me")
+            assert await status(rotated) == grpc.StatusCode.RESOURCE_EXHAUSTED  # the owner's, whatever token
 
     asyncio.run(main())
 

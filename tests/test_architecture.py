@@ -155,8 +155,11 @@ def test_metrics_is_a_leaf() -> None:
     assert not bad, f"{path.name} imports {sorted(bad)}"
 
 
-NOT_CLI = [p for p in files("arena") + files("referee") + files("sdk") + files("benchmarks")
-           if "cli" not in p.relative_to(ROOT).parts]
+NOT_CLI = [
+    p
+    for p in files("arena") + files("referee") + files("sdk") + files("benchmarks")
+    if "cli" not in p.relative_to(ROOT).parts
+]
 
 
 @pytest.mark.parametrize("path", NOT_CLI, ids=ids)

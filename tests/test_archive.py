@@ -176,9 +176,7 @@ def test_a_missing_or_corrupt_archive_file_is_a_clear_error(r: Any, tmp_path: Pa
     assert MatchStore(r).transcript("never-was") is None
 
 
-def test_played_matches_are_archived_and_served_by_the_gateway_from_the_archive(
-    redis_url: str, tmp_path: Path
-) -> None:
+def test_played_matches_are_archived_and_served_by_the_gateway_from_the_archive(redis_url: str, tmp_path: Path) -> None:
     """Real matches, a real gateway archiving with retention 0: the event logs go with the results, the
     transcripts within seconds (the gateway's own passes); `transcript get` (GetTranscript) and FollowMatch
     answer from the archive with the same text; a deleted file is DATA_LOSS naming it."""

@@ -62,7 +62,12 @@ ADMIN_TOKEN = "arena_admin_" + "Zq8" * 15 + "x9"
 
 
 def row(
-    none: Outcome, wrong: Outcome, bot: Outcome, other: Outcome, own: Outcome, admin: Outcome,
+    none: Outcome,
+    wrong: Outcome,
+    bot: Outcome,
+    other: Outcome,
+    own: Outcome,
+    admin: Outcome,
     disabled: Outcome = DENIED,
 ) -> dict[str, Outcome]:
     """Expected outcomes by caller. The rotated-away tokens are nobody's: UNAUTHENTICATED on every call.

@@ -37,8 +37,9 @@ def _everything(r: Any, archive: TranscriptArchive) -> dict[str, Any]:
         "records": {m: r.hgetall(keys.match(m)) for m in ids},
         "transcripts": {m: store.transcript(m) for m in ids},
         "results": [fields for _, fields in r.xrange(keys.results())],
-        "ladder": [(s.row.name, s.row.version, round(s.row.rating, 6), s.row.games)
-                   for s in ladder.leaderboard("shanghaien")],
+        "ladder": [
+            (s.row.name, s.row.version, round(s.row.rating, 6), s.row.games) for s in ladder.leaderboard("shanghaien")
+        ],
         "bots": r.smembers(keys.bots()),
     }
 

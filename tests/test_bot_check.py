@@ -95,7 +95,7 @@ class HangOnExit(Base):
         return self.rng.choice(turn.legal_actions)
 '''
 
-NEVER_RECONNECTS = '''
+NEVER_RECONNECTS = """
 import asyncio
 import random
 import sys
@@ -117,7 +117,7 @@ address, token, matches = sys.argv[1], sys.argv[2], int(sys.argv[3])
 outcomes = asyncio.run(BotClient(Once(), address, token, max_matches=matches, reconnect=False).run())
 if len(outcomes) < matches:  # cut off: stay up, but never come back
     time.sleep(3600)
-'''
+"""
 
 
 def check(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, list[dict[str, Any]]]:

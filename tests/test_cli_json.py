@@ -261,8 +261,13 @@ def test_every_arena_command_json(redis_url: str, tmp_path: Path) -> None:
             # two bots, each for two matches, reporting them as JSON when they stop
             run = [sys.executable, "-m", "arena.cli", "bot", "run", "random", "--arena", a.gateway, "--matches", "2"]
             runners = [
-                subprocess.Popen([*run, "--token", tokens[n], "--json"], cwd=ROOT, stdout=subprocess.PIPE,
-                                 stderr=subprocess.PIPE, text=True)
+                subprocess.Popen(
+                    [*run, "--token", tokens[n], "--json"],
+                    cwd=ROOT,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    text=True,
+                )
                 for n in ("alpha", "beta")
             ]
             try:

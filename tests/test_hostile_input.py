@@ -326,8 +326,11 @@ CASES: list[tuple[list[str], int, str]] = [
     (["bot", "run", "random"], 2, "arena: error: a bot token is needed"),
     (["bot", "run", "missing.py:Bot", "--token", "t"], 2, "cannot load bot"),
     (["bot", "run", "random", "--rollouts", "lots", "--token", "t"], 2, "usage: argument --rollouts"),
-    (["bot", "register", "x", "--owner", "o", "--game", "shanghaien", "--max-concurrent", "-1"], 2,
-     "usage: argument --max-concurrent"),
+    (
+        ["bot", "register", "x", "--owner", "o", "--game", "shanghaien", "--max-concurrent", "-1"],
+        2,
+        "usage: argument --max-concurrent",
+    ),
     (["ladder", "show", "--game", "shanghaien", "--gateway", DEAD], 1, f"error: cannot reach the arena at {DEAD}: "),
     (["ladder", "h2h", "--game", "shanghaien", "--gateway", DEAD], 1, f"error: cannot reach the arena at {DEAD}: "),
     (["ladder", "history", "x", "--gateway", DEAD], 1, f"error: cannot reach the arena at {DEAD}: "),
@@ -662,7 +665,6 @@ def test_garbage_request_bodies_are_invalid_argument_never_unknown_on_the_gatewa
             await servicer.close()
 
     asyncio.run(run())
-
 
 
 def test_arena_serve_takes_a_relative_data_folder(tmp_path: Path) -> None:

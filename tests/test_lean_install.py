@@ -27,7 +27,7 @@ from tests.helpers import arena, in_ci
 
 ROOT = Path(__file__).resolve().parents[1]
 
-TINY_BOT = '''
+TINY_BOT = """
 from sdk import Bot, Turn
 
 
@@ -36,7 +36,7 @@ class First(Bot):
 
     def act(self, turn: Turn):
         return turn.legal_actions[0]
-'''
+"""
 
 BLOCKER = f'''
 """Test-only: the server extra's modules are not there (tests/test_lean_install.py)."""

@@ -366,7 +366,6 @@ def test_a_process_serves_the_redis_read_families_of_its_kinds_exactly() -> None
         client.close()
 
 
-
 def test_ladder_lag_is_the_age_of_the_oldest_unapplied_result(redis_url: str) -> None:
     client = redis.Redis.from_url(redis_url)
     collector = LadderLagCollector(client)

@@ -221,7 +221,7 @@ def test_play_names_the_bot_that_cannot_be_loaded(tmp_path: Path) -> None:
     assert "cannot load bot 'hangs.py:Broken': RuntimeError: no model file" in done.stderr
 
 
-DATACLASS_BOT = '''
+DATACLASS_BOT = """
 from dataclasses import dataclass, field
 
 from helper_weights import WEIGHT  # a module beside the bot's file, as ``python mybot.py`` would find it
@@ -242,7 +242,7 @@ class Remembers(Bot):
     def act(self, turn: Turn):
         self.memory.seen.append(turn.match_id)
         return turn.legal_actions[WEIGHT % len(turn.legal_actions)]
-'''
+"""
 
 
 def test_a_bot_file_may_use_dataclasses_and_import_its_neighbours(tmp_path: Path) -> None:

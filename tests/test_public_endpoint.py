@@ -327,8 +327,13 @@ def test_an_arena_on_a_password_protected_redis_plays_and_a_wrong_password_is_a_
 
 @pytest.mark.parametrize(
     "token",
-    ["change-me", "arena_admin_" + "x" * 60, "0123456789abcdef" * 2, "arena_admin_" + "Ab3-" * 12,
-     "short-but-Random-9"],
+    [
+        "change-me",
+        "arena_admin_" + "x" * 60,
+        "0123456789abcdef" * 2,
+        "arena_admin_" + "Ab3-" * 12,
+        "short-but-Random-9",
+    ],
 )
 def test_a_weak_admin_token_is_refused_at_start_up_with_a_clear_message(token: str, redis_url: str) -> None:
     """Every service refuses to start with the example token or one with less than 32 bytes of randomness."""

@@ -30,7 +30,11 @@ def match(match_id: str, game_id: str = "shanghaien", rated: bool = False) -> Qu
 
 
 def finished(
-    match_id: str, ranks: tuple[int, ...] = (1, 2), *, rated: bool = True, end: EndReason = EndReason.COMPLETED,
+    match_id: str,
+    ranks: tuple[int, ...] = (1, 2),
+    *,
+    rated: bool = True,
+    end: EndReason = EndReason.COMPLETED,
     forfeited: tuple[int, ...] = (),
 ) -> StoredResult:
     """A stored result of a match of bot0, bot1, ... ranked ``ranks``, finished at a fixed time."""

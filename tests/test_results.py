@@ -27,16 +27,19 @@ def three_seats(end: EndReason = EndReason.COMPLETED) -> MatchResult:
 def test_a_result_is_stored_byte_for_byte_as_before_and_reads_back() -> None:
     stored = StoredResult.of(three_seats(), rated=True, finished_at=1_700_000_000.25)
     text = stored.to_json()
-    assert text == (  # json.dumps of MatchResult.to_dict() with rated and finished_at, as the worker wrote it
-        '{"match_id": "m1", "game_id": "shangrila-3p", "end_reason": "completed", "seats": ['
-        '{"seat": 0, "bot_name": "\\u00fcn\\u00ef", "bot_version": "1.0", "score": 27, "rank": 1, '
-        '"status": "active", "strikes": 0, "refusals": 2}, '
-        '{"seat": 1, "bot_name": "b", "bot_version": "2", "score": 20, "rank": 3, '
-        '"status": "forfeited", "strikes": 3, "refusals": 0}, '
-        '{"seat": 2, "bot_name": "c", "bot_version": "3", "score": 26, "rank": 2, '
-        '"status": "active", "strikes": 0, "refusals": 0}], '
-        '"seed": "seed", "seed_sha256": "' + "ab" * 32 + '", "plies": 108, "detail": "", '
-        '"rated": true, "finished_at": 1700000000.25}'
+    assert (
+        text
+        == (  # json.dumps of MatchResult.to_dict() with rated and finished_at, as the worker wrote it
+            '{"match_id": "m1", "game_id": "shangrila-3p", "end_reason": "completed", "seats": ['
+            '{"seat": 0, "bot_name": "\\u00fcn\\u00ef", "bot_version": "1.0", "score": 27, "rank": 1, '
+            '"status": "active", "strikes": 0, "refusals": 2}, '
+            '{"seat": 1, "bot_name": "b", "bot_version": "2", "score": 20, "rank": 3, '
+            '"status": "forfeited", "strikes": 3, "refusals": 0}, '
+            '{"seat": 2, "bot_name": "c", "bot_version": "3", "score": 26, "rank": 2, '
+            '"status": "active", "strikes": 0, "refusals": 0}], '
+            '"seed": "seed", "seed_sha256": "' + "ab" * 32 + '", "plies": 108, "detail": "", '
+            '"rated": true, "finished_at": 1700000000.25}'
+        )
     )
     assert text == json.dumps(three_seats().to_dict() | {"rated": True, "finished_at": 1_700_000_000.25})
     assert StoredResult.from_json(text) == stored

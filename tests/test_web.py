@@ -19,9 +19,11 @@ def test_home_answers_with_the_arenas_figures_and_the_security_headers(redis_url
     assert status == 200, body
     assert "bots online" in body and "matches running" in body
     csp = headers["Content-Security-Policy"]
-    assert "default-src 'self'" in csp and "frame-ancestors 'none'" in csp and "'unsafe-inline'" not in csp.split(
-        "script-src"
-    )[1].split(";")[0]
+    assert (
+        "default-src 'self'" in csp
+        and "frame-ancestors 'none'" in csp
+        and "'unsafe-inline'" not in csp.split("script-src")[1].split(";")[0]
+    )
     assert headers["X-Content-Type-Options"] == "nosniff" and headers["X-Frame-Options"] == "DENY"
     lines = [json.loads(line) for line in (tmp_path / "web.log").read_text().splitlines() if line.startswith("{")]
     assert any(e["event"] == "request" and e["path"] == "/" and e["status"] == 200 for e in lines)

@@ -307,7 +307,7 @@ def web_acl_rules() -> str:
     """The web user's rules as deploy/redis-server.sh gives them to every Redis server of the set (Compose
     and Kubernetes run that script; check_public.py checks the k8s copy is identical)."""
     script = (ROOT / "deploy" / "redis-server.sh").read_text().replace("\\\n", " ")
-    words = shlex.split(script[script.index("--user web on"):].splitlines()[0])
+    words = shlex.split(script[script.index("--user web on") :].splitlines()[0])
     assert words[:4] == ["--user", "web", "on", ">$REDIS_WEB_PASSWORD"], words
     end = words.index("$@") if "$@" in words else len(words)
     return " ".join(words[4:end])
@@ -369,7 +369,7 @@ def test_the_site_works_with_the_read_only_redis_user_which_cannot_write(redis_u
             for path in ("/ladder/shanghaien", "/bots/bot0", "/matches", "/queue", "/api/v1/ladder/shanghaien",
                          "/api/v1/bots/bot0", "/api/v1/matches", "/api/v1/queue"):  # fmt: skip
                 status, _, body = c.get(path)
-                assert status == 200, (path, body[body.find("class=\"error\""):][:400])
+                assert status == 200, (path, body[body.find('class="error"') :][:400])
             assert c.sign_in(tokens["me"])[0] == 303
             status, _, page = c.get("/owner")
             assert status == 200 and "bot0" in page, page[:500]

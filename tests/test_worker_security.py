@@ -183,4 +183,3 @@ def test_the_join_timeout_a_caller_may_ask_for_is_bounded() -> None:
     with pytest.raises(ValueError, match="join_timeout_ms at most"):
         control.with_overrides(join_timeout_ms=3_000_000)
     assert control.with_overrides(join_timeout_ms=300_000).join_timeout_ms == 300_000
-

@@ -313,7 +313,8 @@ def client(s: config.Settings, token: str | None = None) -> Any:
     from arena.service.client import ArenaClient
 
     return ArenaClient(
-        s.gateway, token if token is not None else (s.admin_token or s.owner_token or s.token),
+        s.gateway,
+        token if token is not None else (s.admin_token or s.owner_token or s.token),
         tls=dial_tls(s),
     )
 

@@ -211,7 +211,8 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--web", default="127.0.0.1:8080", metavar="HOST:PORT",
                    help="serve the website here while the arena runs (default 127.0.0.1:8080, another free port "
                    "when that one is taken; '' for none)")  # fmt: skip
-    p.add_argument("--stay", action="store_true",
-                   help="after the matches, keep the arena and its website up until Ctrl-C")
+    p.add_argument(
+        "--stay", action="store_true", help="after the matches, keep the arena and its website up until Ctrl-C"
+    )
     add_json(p, "the outcome (leaderboards, transcripts verified, the website's address)")
     p.set_defaults(func=cmd_local)

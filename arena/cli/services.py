@@ -52,7 +52,6 @@ def cmd_worker(args: argparse.Namespace) -> int:
     return run_service(main)
 
 
-
 def cmd_gateway(args: argparse.Namespace) -> int:
     from arena import metrics
     from arena.events.service import host_ladder_and_events
@@ -81,8 +80,15 @@ def cmd_gateway(args: argparse.Namespace) -> int:
             Registry(client).set_admin_token(s.admin_token)
             client.close()
         server, _, servicer = await start_gateway(
-            s.redis_url, listen, host_ladder_and_events, tls=tls, worker_tls=worker_tls,
-            direct=args.advertise_workers, play_proxy=s.play_proxy, limits=limits, archive=archive,
+            s.redis_url,
+            listen,
+            host_ladder_and_events,
+            tls=tls,
+            worker_tls=worker_tls,
+            direct=args.advertise_workers,
+            play_proxy=s.play_proxy,
+            limits=limits,
+            archive=archive,
             retention_s=retention_s,
         )
         await stop.wait()
@@ -217,7 +223,6 @@ def _token_line(args: argparse.Namespace, s: Settings, data: Path) -> str:
     return f"admin token: the one given ({where})"
 
 
-
 def cmd_referee_serve(args: argparse.Namespace) -> int:
     import structlog
 
@@ -246,9 +251,13 @@ def cmd_referee_serve(args: argparse.Namespace) -> int:
     return 0
 
 
-
-RATE_SETTINGS = ("session_opens_per_min", "match_requests_per_min", "rate_window_s", "archive",
-                 "transcript_retention_min")  # and the transcripts' archive: the gateway's settings too
+RATE_SETTINGS = (
+    "session_opens_per_min",
+    "match_requests_per_min",
+    "rate_window_s",
+    "archive",
+    "transcript_retention_min",
+)  # and the transcripts' archive: the gateway's settings too
 
 
 def add_parser(sub: Any) -> None:
@@ -276,11 +285,15 @@ def add_parser(sub: Any) -> None:
                    "on; --no-ladder: only apply results, when an `arena ladder run` schedules)")  # fmt: skip
     for action in p._actions:  # what the two mean here: the gateway dialling its own workers
         if action.dest == "tls_ca":
-            action.help = ("the CA (PEM) that signed --tls-cert, for the gateway to verify its workers (env "
-                           "ARENA_TLS_CA; default: the system's roots, enough for a public certificate)")
+            action.help = (
+                "the CA (PEM) that signed --tls-cert, for the gateway to verify its workers (env "
+                "ARENA_TLS_CA; default: the system's roots, enough for a public certificate)"
+            )
         elif action.dest == "tls_server_name":
-            action.help = ("the name to verify the workers' certificate for (env ARENA_TLS_SERVER_NAME; default: "
-                           "the certificate's own, found at start-up)")
+            action.help = (
+                "the name to verify the workers' certificate for (env ARENA_TLS_SERVER_NAME; default: "
+                "the certificate's own, found at start-up)"
+            )
     p.set_defaults(func=cmd_serve)
 
     p = sub.add_parser(
@@ -309,20 +322,34 @@ def add_parser(sub: Any) -> None:
             action.help = "the CA (PEM) of the workers' certificates: nginx dials them over TLS (env ARENA_TLS_CA)"
         elif action.dest == "tls_server_name":
             action.help = "the name on the workers' certificates (env ARENA_TLS_SERVER_NAME; needed with --tls-ca)"
-    p.add_argument("--proxy-listen", default="0.0.0.0:8443", metavar="HOST:PORT",
-                   help="where nginx listens for bots (default 0.0.0.0:8443)")
-    p.add_argument("--state-dir", default="/tmp/arena-play-proxy",
-                   help="nginx's pid file and temporary files (default /tmp/arena-play-proxy)")
+    p.add_argument(
+        "--proxy-listen",
+        default="0.0.0.0:8443",
+        metavar="HOST:PORT",
+        help="where nginx listens for bots (default 0.0.0.0:8443)",
+    )
+    p.add_argument(
+        "--state-dir",
+        default="/tmp/arena-play-proxy",
+        help="nginx's pid file and temporary files (default /tmp/arena-play-proxy)",
+    )
     p.add_argument("--nginx-workers", type=positive_int, default=1, help="nginx worker processes (default 1)")
     p.add_argument("--out", default="", help="write the config here (default: print it)")
-    p.add_argument("--watch", action="store_true",
-                   help="keep --out current as workers come and go, and have nginx reload it (until SIGTERM): "
-                   "SIGHUP to the pid in --state-dir's nginx.pid (an nginx run apart), or with --nginx to its own")
+    p.add_argument(
+        "--watch",
+        action="store_true",
+        help="keep --out current as workers come and go, and have nginx reload it (until SIGTERM): "
+        "SIGHUP to the pid in --state-dir's nginx.pid (an nginx run apart), or with --nginx to its own",
+    )
     p.add_argument("--worker", action="append", default=[], metavar="HOST:PORT",
                    help="write the config for these workers instead of Redis's (repeat; not with --watch): a fixed "
                    "set, or deploy/validate.sh's nginx -t")  # fmt: skip
-    p.add_argument("--nginx", default="", metavar="PATH",
-                   help="with --watch: run this nginx binary as a child (one process tree, one container)")
+    p.add_argument(
+        "--nginx",
+        default="",
+        metavar="PATH",
+        help="with --watch: run this nginx binary as a child (one process tree, one container)",
+    )
     p.set_defaults(func=cmd_proxy_config)
 
     p = sub.add_parser("worker", help="a referee worker: run matches from the queue")

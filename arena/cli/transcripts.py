@@ -137,7 +137,6 @@ def _milestone(before: games.State, after: games.State) -> bool:
     return after.is_milestone(before)
 
 
-
 def _write_html(text: str, path: Path) -> Path:
     """The HTML replay of a transcript's text (``arena.replay``), written to ``path``."""
     from arena.replay import write_replay

@@ -57,8 +57,15 @@ def add_parser(sub: Any) -> None:
     )  # fmt: skip
     add_settings(p, "redis_url", "listen", "archive", "metrics_port", "log_level", "tls_cert", "tls_key",
                  prints_result=False)  # fmt: skip
-    p.add_argument("--trusted-proxies", default="",
-                   help="addresses or networks (comma-separated) whose X-Forwarded-For is believed (default: none)")
-    p.add_argument("--requests-per-min", type=int, default=600,
-                   help="requests per client address and minute (0: no limit; default 600)")
+    p.add_argument(
+        "--trusted-proxies",
+        default="",
+        help="addresses or networks (comma-separated) whose X-Forwarded-For is believed (default: none)",
+    )
+    p.add_argument(
+        "--requests-per-min",
+        type=int,
+        default=600,
+        help="requests per client address and minute (0: no limit; default 600)",
+    )
     p.set_defaults(func=cmd_web)

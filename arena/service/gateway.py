@@ -142,7 +142,8 @@ class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
         self.relay: PlayRelay | None = None
         self.guard = AddressGuard()  # per client address: unknown tokens, anonymous FollowMatch streams
         self.hub = SessionHub(
-            self.registry, connect_async(redis_url, block_ms=READ_BLOCK_MS, max_connections=1),
+            self.registry,
+            connect_async(redis_url, block_ms=READ_BLOCK_MS, max_connections=1),
             path=PlayPath(direct=direct, proxy=play_proxy),
         )
 
@@ -529,7 +530,6 @@ class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
         return arena_pb2.GetTranscriptResponse(
             match_id=request.match_id, jsonl="\n".join(lines) + "\n", full=seats is None or bool(seats)
         )
-
 
     # ------------------------------------------------------------------ owners
 

@@ -357,9 +357,7 @@ def new_server(*interceptors: grpc.aio.ServerInterceptor) -> grpc.aio.Server:
     return grpc.aio.server(options=SERVER_OPTIONS, interceptors=[EdgeInterceptor(), *interceptors])
 
 
-async def serve(
-    server: grpc.aio.Server, services: Sequence[str], address: str, tls: ServerTls | None = None
-) -> int:
+async def serve(server: grpc.aio.Server, services: Sequence[str], address: str, tls: ServerTls | None = None) -> int:
     """Start ``server`` (from ``new_server``, its servicers added) on ``address`` with gRPC health
     checking (every one of ``services`` and the whole server SERVING) and reflection, so grpcurl and
     grpc_health_probe work; TLS with ``tls``, else plaintext. Returns the port (``address`` with port 0:
