@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import threading
 from collections.abc import Iterator
 from itertools import combinations, pairwise
 from pathlib import Path
@@ -22,7 +23,7 @@ import pytest
 
 from arena.cli.main import main
 from arena.replay import replay_data, replay_html
-from arena.replay.frames import apply_patch, frames_of, patch
+from arena.replay.frames import LiveReplay, apply_patch, frames_of, patch
 from arena.replay.games.shangrila.layout import VILLAGE_RADIUS, VILLAGE_XY
 from arena.replay.page import asset
 from referee import games
@@ -185,6 +186,29 @@ def test_a_bad_line_ends_the_replay_there_and_the_page_says_why() -> None:
     assert data["verified"]["ok"] is False and data["verified"]["line"] == 41
     with pytest.raises(transcripts.TranscriptError):
         replay_data(lines[1:])  # no header: no page
+
+
+def test_a_live_replay_outlives_callers_that_stop_waiting() -> None:
+    """A live replay (the website's, one per followed match) whose caller gives up on a batch (the follower
+    cancelled while it waited, as at the website's shutdown) goes on: the next batches are answered, up to
+    the footer's update, verified. Before, the replay thread died answering the cancelled batch
+    (InvalidStateError) and no later batch was ever answered."""
+    lines = [line.decode() for line in transcripts.file_lines(DATA / "scripted-shanghaien.jsonl")]
+    half = len(lines) // 2
+    died: list[BaseException | None] = []
+    old_hook, threading.excepthook = threading.excepthook, lambda a: died.append(a.exc_value)
+    live = LiveReplay()
+    try:
+        assert len(live.feed(lines[:half]).result(timeout=30)) == half
+        live.feed(lines[half : half + 3]).cancel()  # before the thread answers it (it is woken by the feed)
+        rest = live.feed(lines[half + 3 :]).result(timeout=10)
+        live.close()
+        live._thread.join(timeout=30)
+    finally:
+        threading.excepthook = old_hook
+    assert died == [] and not live._thread.is_alive()
+    assert len(rest) == len(lines) - half - 3 and "footer" in rest[-1]
+    assert rest[-1]["verified"] == {"ok": True, "line": None, "message": None}
 
 
 def test_the_page_is_self_contained_and_escapes_what_bots_send() -> None:

@@ -19,6 +19,7 @@ A transcript whose replay stops at a bad line still gives a page up to there, wi
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import copy
 import queue
 import threading
@@ -266,7 +267,7 @@ class LiveReplay:
                     updates.append(self._recorder.out)  # the walk asks for the next line: this one is done
                     if self._recorder.foot is not None:
                         return
-                batch[1].set_result(updates)
+                _answer(batch[1], updates)
                 batch = None
 
         error: str | None = None
@@ -287,10 +288,18 @@ class LiveReplay:
                 first = {"view": self._recorder.frames[0]["view"]} if self._recorder.frames else {}
                 updates[-1]["extra"] = self._recorder.drawing.extra(first, self._recorder.last) if first else {}
             updates += [{} for _ in batch[0][len(updates) :]]
-            batch[1].set_result(updates)
+            _answer(batch[1], updates)
         # lines after the end of the walk: nothing more is drawn (the page shows the error or the footer)
         while not stopped and (item := self._inbox.get()) is not _STOP:
-            item[1].set_result([{} for _ in item[0]])
+            _answer(item[1], [{} for _ in item[0]])
+
+
+def _answer(done: concurrent.futures.Future[list[dict[str, Any]]], updates: list[dict[str, Any]]) -> None:
+    """A batch's updates to its caller, unless the caller gave up waiting (its future cancelled: a follower
+    stopped, the website shutting down). Raising there instead ended the replay thread (and, between two
+    batches, the replay with "the replay failed"), leaving every later batch's future unanswered."""
+    with contextlib.suppress(concurrent.futures.InvalidStateError):
+        done.set_result(updates)
 
 
 def apply_update(data: dict[str, Any] | None, update: dict[str, Any]) -> dict[str, Any] | None:
