@@ -64,13 +64,6 @@ def match_seed(match_id: str) -> str:
     return f"{PREFIX}seed:{match_id}"
 
 
-def match_request(caller: str, request_id: str) -> str:
-    """String with a time-to-live: the id of the match that ``caller``'s RequestMatch with this request id
-    (metadata ``arena-request-id``) queued, so that a retry of it answers with that match instead of
-    queueing a second one (``MatchQueue.enqueue``)."""
-    return f"{PREFIX}matchrequest:{caller}:{request_id}"
-
-
 def events(match_id: str) -> str:
     """Stream: the match's transcript lines as recorded (the event log a takeover resumes from), one entry per
     flush of its worker (``EVENT_LINES``), while it runs: deleted with the result, which stores the whole

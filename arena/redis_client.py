@@ -294,11 +294,8 @@ replica after a failover). Every background loop catches this; a call from a cli
 
 
 def trouble(error: BaseException) -> str:
-    """What is wrong with Redis, for a person (a log line, a status's details). A reply to a pipeline's
-    command (``replicated``) is read without the command redis-py names before it."""
-    text = str(error)
-    _, piped, reply = text.partition(" of pipeline caused error: ")
-    text = (reply if piped else text)[:200]
+    """What is wrong with Redis, for a person (a log line, a status's details)."""
+    text = str(error)[:200]
     if isinstance(error, NotReplicatedError):
         return f"the arena's database did not replicate a write in time (not done; retry): {text}"
     if isinstance(error, redis.ResponseError) and text.startswith("NOREPLICAS"):

@@ -428,23 +428,3 @@ def test_the_gateway_refuses_bad_settings_at_start_up(flags: list[str], why: str
         check=False, capture_output=True, text=True, env=env, timeout=60,
     )  # fmt: skip
     assert done.returncode == 2 and why in done.stderr and "refusing to start" in done.stderr, done.stderr
-
-
-def test_an_owners_retry_of_a_match_request_is_not_counted_again(redis_url: str, r: Any) -> None:
-    """The retry of a match request that was queued (same request id: its answer lost) gets its match even
-    with the owner's requests used up: it was counted once; a new request is still refused."""
-    tokens = setup_owner_world(r)
-
-    async def main() -> None:
-        limits = RateLimits(session_opens=100, match_requests=1, window_s=60)
-        async with gateway(redis_url, limiter=RateLimiter.from_limits(connect(redis_url), limits)) as address:
-            with ArenaClient(address, tokens["me"]) as me:
-                first = await call(me.request_match, "shanghaien", ["mine", "ref"], request_id="req-owner-m-01")
-                again = await call(me.request_match, "shanghaien", ["mine", "ref"], request_id="req-owner-m-01")
-                assert again == first
-                assert await refused(me.request_match, "shanghaien", ["mine", "ref"]) == "RESOURCE_EXHAUSTED"
-                assert await refused(me.request_match, "shanghaien", ["mine", "ref"],
-                                     request_id="req-owner-m-02") == "RESOURCE_EXHAUSTED"  # fmt: skip
-
-    asyncio.run(main())
-    assert r.zcard(keys.matches_by_bot("mine")) == 1

@@ -8,12 +8,10 @@ Real processes (``tests/sentinel.py``): one primary, two replicas and three sent
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 import redis
@@ -77,9 +75,7 @@ def test_a_lone_server_needs_no_replica_and_writes_without_wait(redis_url: str) 
 def test_a_registration_too_few_replicas_hold_is_not_reported_done(redis_url: str) -> None:
     from arena.ladder.store import Ladder
     from arena.service.owners import Owners
-    from arena.service.queue import MatchQueue, Priority, QueuedMatch
     from arena.service.registry import Registry
-    from referee import games
     from tests.ladder_results import batch
 
     r = connect(redis_url, replicas=1)  # no replica will ever acknowledge
@@ -89,11 +85,6 @@ def test_a_registration_too_few_replicas_hold_is_not_reported_done(redis_url: st
         Owners(r).create("carol")
     with pytest.raises(NotReplicatedError, match="a ladder batch"):
         Ladder(r).apply_batch([batch(1, seed=5)[0] | {"end_reason": "completed", "rated": True}])
-    queue = MatchQueue(r)
-    for priority in Priority:  # a requested match, and a ladder match too
-        match = QueuedMatch(f"m-{priority}", "shanghaien", ("x", "y"), games.time_control("shanghaien"), "h")
-        with pytest.raises(NotReplicatedError, match=f"queueing match 'm-{priority}'"):
-            queue.enqueue(match, priority, request_id="req-match-0001")
 
 
 @pytest.fixture(scope="module")
@@ -288,141 +279,6 @@ def test_a_client_retries_a_registration_through_the_failover_with_its_request_i
     assert name == "via-gateway" and found is not None and found.name == "via-gateway"
     sentinels.wait_settled()
     r.close()
-
-
-@needs_sentinel
-def test_a_match_request_that_did_not_replicate_is_retried_into_the_same_match(sentinels: SentinelSet) -> None:
-    """Through the gateway: RequestMatch while no replica acknowledges is UNAVAILABLE, "did not replicate"
-    (not done, though the primary queued it); sent again with its request id once they do, it answers with
-    that match, and only one is queued. ``ArenaClient.request_match`` rides out such a freeze by itself,
-    again with one match."""
-    import secrets
-
-    from arena import keys
-    from arena.errors import ArenaError
-    from arena.service.client import ArenaClient
-    from arena.service.matches import MatchStore
-    from arena.service.queue import Priority
-    from arena.service.registry import Registry
-    from referee.wire import arena_pb2
-    from referee.wire.contract import request_id_metadata
-    from tests.helpers import gateway
-
-    admin_token = "arena_admin_" + secrets.token_urlsafe(32)
-    r: Any = connect(sentinels.url)
-    registry = Registry(r)
-    registry.set_admin_token(admin_token)
-    seats = ["asked-a", "asked-b"]
-    for name in seats:
-        registry.register(name, "chaos", ["shanghaien"])
-    request = arena_pb2.RequestMatchRequest(game_id="shanghaien", bot_names=seats)
-
-    async def scenario() -> tuple[tuple[str, str], tuple[str, str]]:
-        async with gateway(sentinels.url) as address:
-            admin = ArenaClient(address, admin_token)
-            try:
-                frozen = _freeze_replicas(sentinels)
-                try:
-                    with pytest.raises(ArenaError) as e:
-                        await asyncio.to_thread(admin._call, "RequestMatch", request,
-                                                request_id_metadata("req-match-failover"))  # fmt: skip
-                finally:
-                    _thaw(sentinels, frozen)
-                assert e.value.code == "UNAVAILABLE" and "did not replicate" in e.value.message, e.value
-                retried = await asyncio.to_thread(admin.request_match, "shanghaien", seats,
-                                                  request_id="req-match-failover")  # fmt: skip
-
-                frozen = _freeze_replicas(sentinels)
-                asyncio.get_running_loop().call_later(3.0, _thaw, sentinels, frozen)  # two tries time out
-                try:
-                    ridden = await asyncio.to_thread(admin.request_match, "shanghaien", seats)
-                finally:
-                    _thaw(sentinels, frozen)
-                return retried, ridden
-            finally:
-                admin.close()
-
-    retried, ridden = asyncio.run(scenario())
-    made = sorted(keys.text(m) for m in r.zrange(keys.matches_by_bot("asked-a"), 0, -1))
-    assert made == sorted([retried[0], ridden[0]]) and retried[0] != ridden[0]  # one match a request
-    queued = [keys.text(f[b"match_id"]) for _, f in r.xrange(keys.queue(Priority.REQUESTED))]
-    assert sorted(m for m in queued if m in made) == made
-    assert MatchStore(r).get(retried[0]).seed_sha256 == retried[1]
-    sentinels.wait_settled()
-    r.close()
-
-
-@needs_sentinel
-def test_match_requests_through_primary_kills_are_neither_lost_nor_doubled(tmp_path: Path) -> None:
-    """Match requests one after another through the gateway (``ArenaClient.request_match``: a request id a
-    call, retried with it while UNAVAILABLE) while the primary is SIGKILLed twice and comes back as a
-    replica: every match the gateway answered is there after the failovers, and no request (answered or
-    given up) queued two. Each request names its own seed, so its matches are found by the seed's hash."""
-    import secrets
-
-    from arena import keys
-    from arena.errors import ArenaError
-    from arena.service.client import ArenaClient
-    from arena.service.matches import MatchStore
-    from arena.service.registry import Registry
-    from referee import chance
-    from tests.helpers import gateway
-
-    admin_token = "arena_admin_" + secrets.token_urlsafe(32)
-    seats = ["churned-a", "churned-b"]
-    with SentinelSet(tmp_path / "redis") as s:
-        r: Any = connect(s.url)
-        registry = Registry(r)
-        registry.set_admin_token(admin_token)
-        for name in seats:
-            registry.register(name, "chaos", ["shanghaien"])
-        answered: dict[str, str] = {}  # seed -> the match id the gateway answered with
-        tried: list[str] = []
-        through: list[str] = []  # requests that waited out a failover (retried, or blocked on the way)
-
-        async def scenario() -> None:
-            async with gateway(s.url) as address:
-                admin = ArenaClient(address, admin_token)
-                stop = threading.Event()
-
-                def churn() -> None:
-                    while not stop.is_set():
-                        seed = f"churn-{len(tried)}"
-                        tried.append(seed)
-                        started = time.monotonic()
-                        with contextlib.suppress(ArenaError):  # given up after its retries: queued or not
-                            answered[seed] = admin.request_match("shanghaien", seats, seed=seed)[0]
-                        if time.monotonic() - started > 1.0:
-                            through.append(seed)
-
-                thread = threading.Thread(target=churn)
-                thread.start()
-                try:
-                    for _ in range(2):
-                        await asyncio.sleep(2.0)
-                        node = await asyncio.to_thread(s.kill_primary)
-                        await asyncio.to_thread(s.restart, node)
-                        await asyncio.to_thread(s.wait_settled)
-                    await asyncio.sleep(1.0)
-                finally:
-                    stop.set()
-                    await asyncio.to_thread(thread.join, 60)
-                    admin.close()
-
-        asyncio.run(scenario())
-        store = MatchStore(r)
-        ids = [keys.text(m) for m in _until_ok(lambda: r.zrange(keys.matches_by_bot(seats[0]), 0, -1))]
-        by_seed: dict[str, list[str]] = {}
-        for m in store.describe_many(ids):
-            by_seed.setdefault(m.seed_sha256, []).append(m.match_id)
-        found = {seed: by_seed.get(chance.seed_hash(seed), []) for seed in tried}
-        print(f"{len(tried)} match requests, {len(answered)} answered, {len(through)} through a failover, "
-              f"{len(ids)} matches queued")  # fmt: skip
-        assert len(answered) > 20 and len(through) >= 2, (len(answered), through)
-        lost = [seed for seed, match_id in answered.items() if found[seed] != [match_id]]
-        doubled = [seed for seed, made in found.items() if len(made) > 1]
-        assert lost == [] and doubled == [], (lost, doubled, {k: found[k] for k in lost + doubled})
-        r.close()
 
 
 @needs_sentinel

@@ -117,11 +117,9 @@ def _refusals_under_play(kind: str, redis_url: str, tmp_path: Path, disk: Path |
                 return all(int(r.xlen(keys.events(m))) > 20 for m in ids)
 
             await wait_for(under_way, 60, "the matches to get going")
-            once = ArenaClient(arena.gateway, arena.admin_token)
-            once.retry_s = 0  # the gateway's answer to one try (the client would send it again for 30 s)
             with refusing_writes(kind, r, disk):
                 with pytest.raises(ArenaError) as refused:
-                    await call(once.request_match, "shanghaien", ["alpha", "beta"])
+                    await call(admin.request_match, "shanghaien", ["alpha", "beta"])
                 assert refused.value.code == "UNAVAILABLE", refused.value
                 assert SAYS[kind] in refused.value.message
                 await asyncio.sleep(4)  # past the worker's heartbeat and lease renewals
@@ -148,7 +146,6 @@ def _refusals_under_play(kind: str, redis_url: str, tmp_path: Path, disk: Path |
             ladder.stop(threads)
             for runner in runners:
                 runner.stop()
-            once.close()
             admin.close()
         r.close()
 

@@ -13,7 +13,7 @@ import redis
 
 from arena.ladder import elo
 from arena.ladder.elo import BotKey, Row, Table
-from arena.ladder.scheduler import BotInfo, Pairing, PauseState, Scheduler, SchedulerConfig
+from arena.ladder.scheduler import BotInfo, Pairing, Scheduler, SchedulerConfig
 
 
 @dataclass
@@ -345,57 +345,3 @@ def test_nobody_starves_under_the_informative_policy() -> None:
     games = [world.played[n] for n in strength]
     mean = sum(games) / len(games)
     assert all(abs(g - mean) <= 0.10 * mean for g in games), games
-
-
-def test_a_ladder_match_that_was_not_queued_or_vanished_frees_its_seats(redis_url: str) -> None:
-    """A pairing whose enqueue raised (NotReplicatedError: Redis did not replicate it in time) and a queued
-    ladder match whose record is gone from Redis (lost in a failover after its answer) hold no seats: the
-    bots (one match at a time) are paired again, at once or after the runner's ``sweep``; a bot validating
-    with a vanished validation match is paused again, and its validation queued anew."""
-    from arena import keys
-    from arena.redis_client import NotReplicatedError
-    from arena.service.matches import MatchStore
-    from arena.service.queue import Priority
-    from arena.service.registry import Registry
-
-    r = redis.Redis.from_url(redis_url)
-    for name in ("a", "b", "random"):
-        Registry(r).register(name, "me", ["shanghaien"])
-    store = MatchStore(r)
-    bots = [BotInfo(n, "1", ("shanghaien",), max_concurrent=1) for n in ("a", "b")]
-    failing = [True]
-
-    def enqueue(p: Pairing) -> None:
-        if failing[0]:
-            failing[0] = False
-            raise NotReplicatedError("queueing a match: 0 of the 1 replica(s) required acknowledged it")
-        store.request(p.game_id, p.bot_names, rated=p.rated, match_id=p.match_id, priority=Priority.LADDER,
-                      requested_by="ladder")  # fmt: skip
-
-    class Source:
-        def bots(self) -> list[BotInfo]:
-            return bots
-
-    cfg = SchedulerConfig(games=("shanghaien",), queue_depth=10, max_rate=100.0, burst=10, games_per_hour=0)
-    s = Scheduler(Source(), lambda g: {}, enqueue, cfg, store=r)
-    with pytest.raises(NotReplicatedError):
-        s.tick(0)
-    assert s.outstanding == {}
-    queued = s.tick(0)  # the failed pairing held nothing
-    assert len(queued) == 1 and s.tick(1) == []  # one at a time: both are busy now
-    assert s.sweep() == [] and len(s.outstanding) == 1  # its record is there: still expected
-    r.delete(keys.match(queued[0].match_id))  # lost in a failover, its answer given
-    assert s.tick(1) == []
-    assert s.sweep() == [] and s.outstanding == {}
-    assert len(s.tick(1)) == 1
-
-    flaky = BotInfo("a", "1", ("shanghaien",), max_concurrent=5)
-    for i in range(cfg.forfeit_limit):
-        s.on_result(forfeit_result(f"f{i}", "a", True))
-    spec = s.on_reconnect(flaky)
-    assert spec is not None and "validation match" in (s.paused(("a", "1")) or "")
-    r.delete(keys.match(spec.match_id))
-    assert s.sweep() == [("a", "1")]
-    assert s.records[("a", "1")].state is PauseState.PAUSED and s.paused(("a", "1"))  # not validating
-    again = s.on_reconnect(flaky)
-    assert again is not None and again.match_id != spec.match_id

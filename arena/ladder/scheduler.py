@@ -51,7 +51,6 @@ from enum import StrEnum
 from typing import Any, Final, Protocol
 
 import redis
-import structlog
 
 import referee.games
 from arena import keys, results
@@ -59,8 +58,6 @@ from arena.ladder import elo
 from arena.ladder.elo import BotKey
 from arena.ladder.values import DEFAULT_MAX_RATE, DEFAULT_QUEUE_DEPTH
 from referee.wire.values import EndReason
-
-log = structlog.get_logger(__name__)
 
 
 @dataclass(frozen=True)
@@ -222,11 +219,7 @@ class Scheduler:
                 pairing = self.next_match(bots)
                 if pairing is None:
                     break
-                try:
-                    self.enqueue(pairing)
-                except BaseException:
-                    self.forget(pairing.match_id)
-                    raise
+                self.enqueue(pairing)
                 self._tokens -= 1.0
                 out.append(pairing)
         finally:
@@ -493,7 +486,9 @@ class Scheduler:
     def on_result(self, result: Mapping[str, Any]) -> None:
         """Every finished match (ladder or not): frees capacity, counts forfeit streaks, ends validations."""
         match_id = str(result["match_id"])
-        self.forget(match_id)
+        done = self.outstanding.pop(match_id, None)
+        if done is not None:
+            self._count(done, -1, 0 if done.started else -1)
         if result.get("end_reason") == EndReason.ABORTED:
             return
         now = float(result.get("finished_at") or self.clock())
@@ -517,38 +512,6 @@ class Scheduler:
             if (rec.state, rec.streak) != was:
                 self._save(key, rec)
 
-    def forget(self, match_id: str) -> None:
-        """Stop expecting a result of this ladder match: it finished, or its enqueue raised (not queued; or
-        queued all the same, NotReplicatedError, and then its bots' ``running`` count holds it while it
-        plays), or it vanished (``sweep``). Its seats are free for new pairings."""
-        done = self.outstanding.pop(match_id, None)
-        if done is not None:
-            self._count(done, -1, 0 if done.started else -1)
-
-    def sweep(self) -> list[BotKey]:
-        """Forget the matches this scheduler expects a result of whose record is gone from Redis (queued,
-        answered, then lost: a failover with ``redis_replicas`` 0, a restart from an older snapshot), so
-        that they do not hold their bots' seats for good; a bot validating with a vanished validation match
-        is paused again. Returns those bots: the caller queues their validation anew (``on_reconnect``)."""
-        if self.store is None:
-            return []
-        validating = {k: r for k, r in self.records.items() if r.state == PauseState.VALIDATING}
-        ids = sorted(set(self.outstanding) | {r.validation_match for r in validating.values()})
-        pipe = self.store.pipeline(transaction=False)
-        for match_id in ids:
-            pipe.exists(keys.match(match_id))
-        gone = {m for m, n in zip(ids, pipe.execute(), strict=True) if not n}
-        for match_id in gone:
-            self.forget(match_id)
-        if gone:
-            log.warning("ladder matches vanished from redis, their seats freed", match_ids=sorted(gone))
-        again = [k for k, r in validating.items() if r.validation_match in gone]
-        for key in again:
-            rec = self.records[key]
-            rec.state, rec.validation_match = PauseState.PAUSED, ""
-            self._save(key, rec)
-        return again
-
     def _pause(self, key: BotKey, rec: BotRecord, now: float, reason: str) -> None:
         rec.state, rec.reason, rec.since, rec.validation_match = PauseState.PAUSED, reason, now, ""
 
@@ -558,7 +521,7 @@ class Scheduler:
         if rec is None or rec.state != PauseState.PAUSED:
             return None
         pairing = self.validation_match(bot)
-        self.enqueue(pairing)  # raises: still paused, tried again at its next reconnection (or ``sweep``)
+        self.enqueue(pairing)
         rec.state, rec.validation_match = PauseState.VALIDATING, pairing.match_id
         self._save(bot.key, rec)
         return pairing

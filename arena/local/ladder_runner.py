@@ -49,9 +49,6 @@ log = structlog.get_logger("arena.ladder.store")  # the name its log lines have 
 FIT_EVERY_S: Final = 60.0
 """The whole-history fit reads every stored result of a game, so it is made anew once a minute at most, not
 after every result."""
-SWEEP_EVERY_S: Final = 60.0
-"""How often the scheduler looks for ladder matches it expects a result of that are gone from Redis
-(``Scheduler.sweep``): one pipelined EXISTS a match outstanding."""
 
 
 class RegistryBots:
@@ -207,7 +204,6 @@ class LadderRunner:
         self.events = EventScheduler(self.r, clock=time.time)
         self._stop = threading.Event()
         self._online: set[str] = set()
-        self._next_sweep = 0.0
 
     def _enqueue(self, p: Pairing) -> None:
         try:
@@ -275,9 +271,6 @@ class LadderRunner:
                 if last_change == "$":
                     newest = self.r.xrevrange(keys.bot_changes(), count=1)
                     last_change = newest[0][0] if newest else "0-0"
-                if time.monotonic() >= self._next_sweep:  # matches lost after their answer free their seats
-                    self._online -= {name for name, _ in self.scheduler.sweep()}  # validated anew below
-                    self._next_sweep = time.monotonic() + SWEEP_EVERY_S
                 bots = self.scheduler.source.bots()
                 online = {b.name for b in bots if b.online and b.ladder}  # a --no-ladder session: no validation
                 for b in bots:

@@ -15,22 +15,21 @@ from referee.wire import arena_pb2, arena_pb2_grpc, match_pb2
 from referee.wire.contract import request_id_metadata, to_proto_enum
 from referee.wire.values import MatchStatus
 
-RETRY_S: Final = 30.0
-"""How long a call that must not be lost (a registration, a match request) is sent again while the arena's
-database fails over (a failover takes the sentinels' down-after time plus a few seconds: docs/deploy.md)."""
+REGISTRATION_RETRY_S: Final = 30.0
+"""How long a registration is sent again while the arena's database fails over (a failover takes the
+sentinels' down-after time plus a few seconds: docs/deploy.md)."""
 
 
 class ArenaClient(GatewayClient):
     STUB = arena_pb2_grpc.ArenaServiceStub
-    retry_s: float = RETRY_S  # how long ``_idempotent`` sends a call again (0: once)
 
-    def _idempotent(self, method: str, request: Any, request_id: str | None) -> Any:
-        """A call the arena makes idempotent by request id (a registration, a match request), under one id,
-        sent again with it while the arena's database fails over (UNAVAILABLE for Redis trouble, up to
-        ``retry_s``): a retry of one that was made answers with the same bot or owner (and a fresh token)
-        or the same match, never "exists already" nor a second match."""
+    def _registration(self, method: str, request: Any, request_id: str | None) -> Any:
+        """A registration (a bot's, an owner's) under one request id, sent again with it while the arena's
+        database fails over (UNAVAILABLE for Redis trouble, up to ``REGISTRATION_RETRY_S``): the call is
+        idempotent by that id, so a retry of one that was made answers with the same bot or owner and a
+        fresh token, never "exists already"."""
         metadata = request_id_metadata(request_id or secrets.token_hex(16))
-        deadline = time.monotonic() + self.retry_s
+        deadline = time.monotonic() + REGISTRATION_RETRY_S
         pause = 0.5
         while True:
             try:
@@ -44,7 +43,7 @@ class ArenaClient(GatewayClient):
     def register_bot(
         self, name: str, owner: str, game_ids: list[str], max_concurrent: int = 0, request_id: str | None = None
     ) -> tuple[Any, str]:
-        r = self._idempotent("RegisterBot", arena_pb2.RegisterBotRequest(
+        r = self._registration("RegisterBot", arena_pb2.RegisterBotRequest(
             name=name, owner=owner, game_ids=game_ids, max_concurrent=max_concurrent), request_id)  # fmt: skip
         return r.bot, r.token
 
@@ -70,7 +69,7 @@ class ArenaClient(GatewayClient):
 
     def create_owner(self, name: str, max_bots: int = 0, request_id: str | None = None) -> tuple[Any, str]:
         """A new owner (``max_bots`` 0: the arena's default) and its token, shown this once."""
-        r = self._idempotent("CreateOwner", arena_pb2.CreateOwnerRequest(name=name, max_bots=max_bots), request_id)
+        r = self._registration("CreateOwner", arena_pb2.CreateOwnerRequest(name=name, max_bots=max_bots), request_id)
         return r.owner, r.token
 
     def list_owners(self) -> list[Any]:
@@ -96,15 +95,13 @@ class ArenaClient(GatewayClient):
         rated: bool = False,
         match_id: str = "",
         time_control: dict[str, int] | None = None,
-        request_id: str | None = None,
     ) -> tuple[str, str]:
-        """Queue a match: (match id, seed hash), retried through a failover like a registration."""
         request = arena_pb2.RequestMatchRequest(
             game_id=game_id, bot_names=bot_names, seed=seed, rated=rated, match_id=match_id
         )
         if time_control:
             request.time_control.CopyFrom(match_pb2.TimeControl(**time_control))
-        r = self._idempotent("RequestMatch", request, request_id)
+        r = self._call("RequestMatch", request)
         return r.match_id, r.seed_sha256
 
     def describe(self, match_id: str) -> Any:

@@ -398,28 +398,24 @@ class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
         self, request: arena_pb2.RequestMatchRequest, context: grpc.aio.ServicerContext
     ) -> arena_pb2.RequestMatchResponse:
         caller = await self._require(context, CallerKind.OWNER)
-        retry_id = await self._request_id(context)
         if caller.kind is CallerKind.OWNER:
-            await self._owner_may_request(context, caller, request, retry_id)
+            await self._owner_may_request(context, caller, request)
         match_id, seed_hash = await self._call(
             context, self.store.request, request.game_id, list(request.bot_names), seed=request.seed,
             rated=request.rated, time_control=control_overrides(request.time_control), match_id=request.match_id,
-            requested_by=caller.name, request_id=retry_id,
+            requested_by=caller.name,
         )  # fmt: skip
         metrics.MATCHES_REQUESTED.inc()
         log.info("match requested", match_id=match_id, game_id=request.game_id, bots=list(request.bot_names))
         return arena_pb2.RequestMatchResponse(match_id=match_id, seed_sha256=seed_hash)
 
     async def _owner_may_request(
-        self, context: grpc.aio.ServicerContext, caller: Caller, request: arena_pb2.RequestMatchRequest,
-        retry_id: str,
-    ) -> None:  # fmt: skip
+        self, context: grpc.aio.ServicerContext, caller: Caller, request: arena_pb2.RequestMatchRequest
+    ) -> None:
         """An owner requests unrated matches of its own bots against its own or the reference bots, a
         bounded number per rate window (RESOURCE_EXHAUSTED with the seconds to wait). Every request of
-        the owner's token counts, refused ones too, but for the retry of one that queued its match (its
-        request id known): that was counted, and must get its match, not "too many requests"."""
-        if not retry_id or await self._call(context, self.store.requested, caller.name, retry_id) is None:
-            await self._limit(context, REQUEST, f"owner:{caller.name}", "match requests by this owner")
+        the owner's token counts, refused ones too."""
+        await self._limit(context, REQUEST, f"owner:{caller.name}", "match requests by this owner")
         if request.rated:
             await abort(context, grpc.StatusCode.PERMISSION_DENIED, "owners request unrated matches only")
         owners: dict[str, str] = await self._call(context, self.owners.owners_of, list(request.bot_names))

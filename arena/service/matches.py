@@ -103,11 +103,8 @@ class MatchStore:
         match_id: str = "",
         priority: Priority = Priority.REQUESTED,
         requested_by: str = "",
-        request_id: str = "",
     ) -> tuple[str, str]:
-        """Queue a match; returns (match id, seed hash). MatchRequestError / DuplicateMatchError otherwise.
-        ``request_id`` (``requested_by``'s): a retry of a request that queued a match returns that match
-        (``MatchQueue.enqueue``); the same id with other settings is a MatchRequestError."""
+        """Queue a match; returns (match id, seed hash). MatchRequestError / DuplicateMatchError otherwise."""
         if game_id not in games.GAME_IDS:
             raise MatchRequestError(f"unknown game id {game_id!r}; known: {', '.join(games.GAME_IDS)}")
         n = games.get(game_id).num_players
@@ -135,21 +132,13 @@ class MatchStore:
             raise MatchRequestError("a match id is 1-100 letters, digits and - _ . :")
         if len(seed) > 200:
             raise MatchRequestError("a seed is at most 200 characters")
-        explicit_seed = bool(seed)
         seed = seed or chance.new_seed()
         match = QueuedMatch(
             match_id=match_id or new_match_id(game_id), game_id=game_id, bot_names=tuple(bot_names),
             time_control=control, seed_sha256=chance.seed_hash(seed), rated=rated, requested_by=requested_by,
         )  # fmt: skip
-        queued = self.queue.enqueue(match, priority, seed=seed, request_id=request_id)
-        if queued != match:
-            _check_retry(request_id, queued, match, explicit_id=bool(match_id), explicit_seed=explicit_seed)
-        return queued.match_id, queued.seed_sha256
-
-    def requested(self, caller: str, request_id: str) -> str | None:
-        """The id of the match ``caller``'s request with ``request_id`` queued (kept a day), or None."""
-        made: Any = self.r.get(keys.match_request(caller, request_id))
-        return None if made is None else keys.text(made)
+        self.queue.enqueue(match, priority, seed=seed)
+        return match.match_id, match.seed_sha256
 
     # ----------------------------------------------------------------- reading
 
@@ -249,23 +238,6 @@ class MatchStore:
         start = "-" if after == "-" else f"({after}"
         reply: Any = self.r.xrange(keys.events(match_id), start, "+")
         return [(keys.text(i), line) for i, f in reply for line in entry_lines(f)]
-
-
-def _check_retry(request_id: str, queued: QueuedMatch, asked: QueuedMatch, *, explicit_id: bool,
-                 explicit_seed: bool) -> None:  # fmt: skip
-    """MatchRequestError when the match ``request_id`` queued before is not what this request asks for
-    (a request id reused for another request): only a retry of the same request gets its match back."""
-    differ = [name for name, same in (
-        ("game", queued.game_id == asked.game_id), ("bots", queued.bot_names == asked.bot_names),
-        ("rated", queued.rated == asked.rated), ("time control", queued.time_control == asked.time_control),
-        ("match id", not explicit_id or queued.match_id == asked.match_id),
-        ("seed", not explicit_seed or queued.seed_sha256 == asked.seed_sha256),
-    ) if not same]  # fmt: skip
-    if differ:
-        raise MatchRequestError(
-            f"request id {request_id!r} queued match {queued.match_id!r} with another {', '.join(differ)}: a new "
-            "request takes a new request id"
-        )
 
 
 def entry_lines(fields: Mapping[Any, Any]) -> list[str]:

@@ -1,8 +1,7 @@
 """The match queue: Redis Streams with one consumer group, one stream per priority.
 
 - ``enqueue`` is idempotent by match id: a Lua script creates the match record and appends the
-  stream entry only if the match does not exist yet, atomically; and by the caller's request id, whose
-  retry gets the match it queued. It answers once the replicas hold the match (``replicated``).
+  stream entry only if the match does not exist yet, atomically.
 - ``claim`` reads with XREADGROUP, higher priority first; the entry stays in the group's pending
   list (the worker's lease) until ``complete`` acknowledges it. A worker renews its lease with
   ``renew`` (XCLAIM, which also counts the renewal in the entry's delivery count); ``reclaim`` lets any
@@ -56,26 +55,13 @@ class LeaseLostError(Exception):
     """Another worker holds the match now (this one's lease ran out): its result is not recorded."""
 
 
-REQUEST_TTL_S: Final = 86_400
-"""How long a request id answers with the match it queued (``keys.match_request``): a client retries within
-seconds of a failover; a day also covers one that tries again the next morning."""
-
-# KEYS: match, queue, seed, the request id's key (the match's own when there is none: unread), the indexes...
-# ARGV: spec, priority, now, match id, seed, request id ('' for none), the request id's time-to-live (s)
-# Returns 1 (queued), 0 (the match id is taken: nothing changed) or the id of the match this request id
-# queued before (a retry whose first answer was lost: nothing changed).
 _ENQUEUE = f"""
-if ARGV[6] ~= '' then
-  local made = redis.call('GET', KEYS[4])
-  if made then return made end
-end
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 redis.call('HSET', KEYS[1], 'spec', ARGV[1], 'status', '{MatchStatus.QUEUED}', 'priority', ARGV[2],
            'enqueued_at', ARGV[3])
 redis.call('XADD', KEYS[2], '*', 'match_id', ARGV[4])
 if ARGV[5] ~= '' then redis.call('SET', KEYS[3], ARGV[5]) end
-if ARGV[6] ~= '' then redis.call('SET', KEYS[4], ARGV[4], 'EX', ARGV[7]) end
-for i = 5, #KEYS do redis.call('ZADD', KEYS[i], ARGV[3], ARGV[4]) end
+for i = 4, #KEYS do redis.call('ZADD', KEYS[i], ARGV[3], ARGV[4]) end
 return 1
 """
 
@@ -239,42 +225,20 @@ class MatchQueue:
                 if "BUSYGROUP" not in str(e):
                     raise
 
-    def enqueue(
-        self, match: QueuedMatch, priority: Priority = Priority.REQUESTED, *, seed: str = "", request_id: str = ""
-    ) -> QueuedMatch:
-        """Queue a match and return it once ``replicated`` (the replicas hold it: a failover right after the
-        answer cannot lose a match its requester was told exists). DuplicateMatchError if the id is taken;
-        NotReplicatedError (trouble) when the primary has it but too few replicas do yet: not done, retry.
+    def enqueue(self, match: QueuedMatch, priority: Priority = Priority.REQUESTED, *, seed: str = "") -> None:
+        """Queue a match; DuplicateMatchError if the id is taken (nothing is changed then).
 
-        ``request_id`` (of ``match.requested_by``, kept ``REQUEST_TTL_S``): a retry of a request that queued
-        a match already returns that match (its seed hash too) and changes nothing, whatever id this try
-        chose, so neither a second match nor "exists already". The match is indexed by time, by game and by
-        each seated bot. ``seed`` is kept apart from the match's record, which is public.
-
-        Ladder matches wait for the replicas too: the scheduler queues at most ``max_rate`` (100) a second
-        and the ``WAIT`` costs a round trip to the replicas on top, far within that
-        (``benchmarks/enqueue_wait.py``: 326-363 a second from one thread with ``WAIT 2``, 385-422
-        without). A lost ladder match is not harmless: the scheduler counts it against its bots' seats
-        until a result that never comes (``Scheduler.sweep`` frees them within a minute, for a loss
-        nothing could prevent: ``redis_replicas`` 0, a restore of an older backup).
+        The match is indexed by time, by game and by each seated bot. ``seed`` is kept apart from the
+        match's record, which is public.
         """
         index = [keys.matches_by_time(), keys.matches_by_game(match.game_id)]
         index += [keys.matches_by_bot(b) for b in sorted(set(match.bot_names))]
-        asked = keys.match_request(match.requested_by, request_id) if request_id else keys.match(match.match_id)
-        reply: Any = replicated(self.r, lambda pipe: self._enqueue(
-            keys=[keys.match(match.match_id), keys.queue(priority), keys.match_seed(match.match_id), asked, *index],
-            args=[match.to_json(), priority.value, f"{time.time():.6f}", match.match_id, seed, request_id,
-                  REQUEST_TTL_S], client=pipe,
-        ), f"queueing match {match.match_id!r}")[0]  # fmt: skip
-        if reply == 1:
-            return match
-        if not reply:
+        created = self._enqueue(
+            keys=[keys.match(match.match_id), keys.queue(priority), keys.match_seed(match.match_id), *index],
+            args=[match.to_json(), priority.value, f"{time.time():.6f}", match.match_id, seed],
+        )
+        if not created:
             raise DuplicateMatchError(f"match {match.match_id!r} already exists")
-        made = keys.text(reply)
-        spec: Any = self.r.hget(keys.match(made), "spec")
-        if spec is None:  # written with its match in one script: only a match deleted since
-            raise DuplicateMatchError(f"request id {request_id!r} queued match {made!r}, which is gone")
-        return QueuedMatch.from_json(spec)
 
     def claim(self, worker: str, block_ms: int | None = None) -> Claim | None:
         """The next queued match, higher priority first, leased to ``worker``; None if none came. Every

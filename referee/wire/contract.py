@@ -153,8 +153,7 @@ def bearer(context: grpc.aio.ServicerContext) -> str | None:
 REQUEST_ID_KEY: Final = "arena-request-id"
 """Call metadata naming one logical request across its retries: a registration (a bot's, an owner's) that
 the caller retries after UNAVAILABLE (Redis failing over) with the same id is answered as the same
-registration, with a fresh token, instead of "the name is taken" (``arena.service.registry``); a match
-request so retried is answered with the match it queued, not a second one (``arena.service.queue``)."""
+registration, with a fresh token, instead of "the name is taken" (``arena.service.registry``)."""
 REQUEST_ID_RE: Final = re.compile(r"^[A-Za-z0-9_-]{8,64}$")
 
 
