@@ -358,18 +358,12 @@ class Scheduler:
         if self.rng.random() < self.config.explore:
             drawn = self._distinct(self.rng.sample(others, len(others)), need)
             return drawn if len(drawn) == need else self._distinct(others, need)
-        chosen: list[BotInfo] = []
-        seated = [seed]
-        while len(chosen) < need:
-            names = {bot.name, *(c.name for c in chosen)}
-            candidates = [o for o in others if o.name not in names]
-            if not candidates:
-                break
-            weights = [sum(information(s, rows[o.key]) for s in seated) ** self.config.sharpness for o in candidates]
-            pick = self.rng.choices(candidates, weights)[0] if sum(weights) > 0 else self.rng.choice(candidates)
-            chosen.append(pick)
-            seated.append(rows[pick.key])
-        return chosen
+
+        def weigh(o: BotInfo, chosen: list[BotInfo]) -> float:
+            seated = [seed, *(rows[c.key] for c in chosen)]
+            return float(sum(information(s, rows[o.key]) for s in seated) ** self.config.sharpness)
+
+        return self._draw(bot, others, need, weigh)
 
     def _placement(
         self, bot: BotInfo, seed: elo.Row, pool: list[BotInfo], rows: Mapping[BotKey, elo.Row], need: int
@@ -377,14 +371,26 @@ class Scheduler:
         """A provisional seed's opponents (``_informative``) from the established ``pool`` (of at least
         ``need`` names), each drawn with chance in proportion to ``(p (1 - p)) ** placement`` at the seed's
         rating."""
+
+        def weigh(o: BotInfo, chosen: list[BotInfo]) -> float:
+            p = elo.expected(seed.rating, rows[o.key].rating)
+            return float((p * (1.0 - p)) ** self.config.placement)
+
+        return self._draw(bot, pool, need, weigh)
+
+    def _draw(
+        self, bot: BotInfo, pool: list[BotInfo], need: int, weigh: Callable[[BotInfo, list[BotInfo]], float]
+    ) -> list[BotInfo]:
+        """``need`` opponents of ``bot`` from ``pool``, one at a time, each with chance in proportion to
+        ``weigh(candidate, chosen so far)`` among the names not seated yet (uniformly if every weight is 0);
+        fewer when the pool runs out of names."""
         chosen: list[BotInfo] = []
         while len(chosen) < need:
             names = {bot.name, *(c.name for c in chosen)}
             candidates = [o for o in pool if o.name not in names]
             if not candidates:
                 break
-            evenness = [elo.expected(seed.rating, rows[o.key].rating) for o in candidates]
-            weights = [(p * (1.0 - p)) ** self.config.placement for p in evenness]
+            weights = [weigh(o, chosen) for o in candidates]
             pick = self.rng.choices(candidates, weights)[0] if sum(weights) > 0 else self.rng.choice(candidates)
             chosen.append(pick)
         return chosen
